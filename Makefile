@@ -1,0 +1,95 @@
+# geoacc: PostgreSQL extension with CUDA kernels, built with PGXS.
+#
+# `make` builds the compute core in cuda/ (CUDA kernels plus CPU twins) into a
+# static archive and links it, with the static CUDA runtime, into geoacc.so.
+# Without nvcc on the PATH (or with `make NVCC=`) it builds a CPU-only core.
+# CUDA_ARCHS picks the machine code; PTX for the newest is always added.
+
+EXTENSION = geoacc
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
+
+MODULE_big = geoacc
+OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o
+DATA_built = sql/geoacc--$(EXTVERSION).sql
+
+# extension script, assembled from one piece per feature
+INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
+
+REGRESS = setup device ais
+REGRESS_OPTS = --inputdir=.
+
+# ---------------------------------------------------------------- the core
+NVCC ?= $(shell command -v nvcc 2>/dev/null)
+CUDA_ARCHS ?= 75 80 86 89 90
+CXX ?= g++
+
+ifneq ($(strip $(NVCC)),)
+CORE_MODE = gpu
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(realpath $(NVCC))))
+CORE_DEFS = -DGEOACC_WITH_CUDA
+CORE_CU = $(wildcard cuda/*.cu)
+CORE_CPP = $(filter-out cuda/device_none.cpp,$(wildcard cuda/*.cpp))
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+else
+CORE_MODE = cpu
+CORE_DEFS =
+CORE_CU =
+CORE_CPP = $(wildcard cuda/*.cpp)
+CUDA_LIBS =
+endif
+
+CORE_DIR = cuda/build-$(CORE_MODE)
+CORE_LIB = $(CORE_DIR)/libgeoacc_core.a
+CORE_OBJS = $(patsubst cuda/%.cu,$(CORE_DIR)/%.cu.o,$(CORE_CU)) \
+			$(patsubst cuda/%.cpp,$(CORE_DIR)/%.o,$(CORE_CPP))
+
+GENCODE = $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+		  -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+# no FMA contraction anywhere: kernels and CPU twins must round alike
+CORE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -ffp-contract=off -Wall -Wextra $(CORE_DEFS)
+NVCC_FLAGS = -std=c++17 -O3 --fmad=false $(GENCODE) $(CORE_DEFS) \
+			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
+
+PG_CPPFLAGS = -Icuda
+PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lm
+
+EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu sql/geoacc--*.sql test/core/geoacc_core_tests \
+			  test/data/scale_tracks
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(OBJS): $(CORE_LIB)
+
+$(CORE_DIR)/%.cu.o: cuda/%.cu
+	@mkdir -p $(CORE_DIR)
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_DIR)/%.o: cuda/%.cpp
+	@mkdir -p $(CORE_DIR)
+	$(CXX) $(CORE_CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+-include $(CORE_OBJS:.o=.d)
+
+sql/geoacc--$(EXTVERSION).sql: $(INSTALL_SQL)
+	cat $^ > $@
+
+# ------------------------------------------------ core tests (no server)
+CORE_TEST_SRC = $(wildcard test/core/*.cpp)
+
+test/core/geoacc_core_tests: $(CORE_TEST_SRC) test/core/core_test.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $(CORE_TEST_SRC) $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
+.PHONY: check-core
+check-core: test/core/geoacc_core_tests
+	test/core/geoacc_core_tests
+
+# --------------------------------------------------------- data generator
+test/data/scale_tracks: test/data/scale_tracks.c
+	$(CC) -O2 -Wall -Wextra -o $@ $< -lm

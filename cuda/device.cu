@@ -1,0 +1,342 @@
+/*
+ * device.cu
+ *
+ * Device management for one process (one PostgreSQL backend): lazy CUDA
+ * initialisation, device queries, the stream, tracked allocations under the
+ * memory cap, and the switch that disables the GPU after a sticky error.
+ */
+#include "cuda_util.cuh"
+
+#include <cstdio>
+#include <unordered_map>
+
+namespace
+{
+
+enum class GpuState
+{
+	Untried, Ready, Absent, Disabled
+};
+
+GpuState	gpu_state = GpuState::Untried;
+char		absent_reason[512];
+cudaStream_t geoacc_stream;
+uint64_t	memory_limit_setting;	/* 0: automatic */
+uint64_t	memory_limit_auto;		/* 90% of free memory at init */
+uint64_t	memory_in_use;
+std::unordered_map<void *, size_t> *live_allocations;
+
+/* Errors after which the CUDA context is unusable for this process. */
+bool
+is_sticky(cudaError_t err)
+{
+	switch (err)
+	{
+		case cudaErrorIllegalAddress:
+		case cudaErrorLaunchFailure:
+		case cudaErrorHardwareStackError:
+		case cudaErrorIllegalInstruction:
+		case cudaErrorMisalignedAddress:
+		case cudaErrorInvalidAddressSpace:
+		case cudaErrorInvalidPc:
+		case cudaErrorAssert:
+		case cudaErrorECCUncorrectable:
+		case cudaErrorLaunchTimeout:
+		case cudaErrorContextIsDestroyed:
+			return true;
+		default:
+			return false;
+	}
+}
+
+uint64_t
+memory_limit()
+{
+	return memory_limit_setting ? memory_limit_setting : memory_limit_auto;
+}
+
+}								/* namespace */
+
+namespace geoacc
+{
+
+void
+cuda_fail(cudaError_t err, const char *what, const char *file, int line)
+{
+	if (is_sticky(err))
+	{
+		gpu_state = GpuState::Disabled;
+		fail(GEOACC_ERR_DEVICE_DISABLED, "CUDA error %s (%s) in %s at %s:%d; the GPU is disabled for this process",
+			 cudaGetErrorName(err), cudaGetErrorString(err), what, file, line);
+	}
+	cudaGetLastError();			/* clear a non-sticky error */
+	if (err == cudaErrorMemoryAllocation)
+		fail(GEOACC_ERR_DEVICE_MEMORY, "CUDA out of device memory in %s at %s:%d", what, file, line);
+	fail(GEOACC_ERR_CUDA, "CUDA error %s (%s) in %s at %s:%d",
+		 cudaGetErrorName(err), cudaGetErrorString(err), what, file, line);
+}
+
+void
+require_gpu()
+{
+	switch (gpu_state)
+	{
+		case GpuState::Ready:
+			return;
+		case GpuState::Disabled:
+			fail(GEOACC_ERR_DEVICE_DISABLED, "the GPU was disabled in this process by an earlier CUDA error");
+		case GpuState::Absent:
+			fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
+		case GpuState::Untried:
+			break;
+	}
+
+	int			count = 0;
+	cudaError_t err = cudaGetDeviceCount(&count);
+
+	if (err != cudaSuccess || count == 0)
+	{
+		if (err != cudaSuccess)
+			snprintf(absent_reason, sizeof(absent_reason), "CUDA reports %s: %s",
+					 cudaGetErrorName(err), cudaGetErrorString(err));
+		else
+			snprintf(absent_reason, sizeof(absent_reason), "CUDA reports no devices");
+		cudaGetLastError();
+		gpu_state = GpuState::Absent;
+		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
+	}
+
+	size_t		free_bytes = 0,
+				total_bytes = 0;
+
+	err = cudaSetDevice(0);
+	if (err == cudaSuccess)
+		err = cudaStreamCreateWithFlags(&geoacc_stream, cudaStreamNonBlocking);
+	if (err == cudaSuccess)
+		err = cudaMemGetInfo(&free_bytes, &total_bytes);
+	if (err != cudaSuccess)
+	{
+		snprintf(absent_reason, sizeof(absent_reason), "CUDA initialisation failed with %s: %s",
+				 cudaGetErrorName(err), cudaGetErrorString(err));
+		cudaGetLastError();
+		gpu_state = GpuState::Absent;
+		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
+	}
+	memory_limit_auto = free_bytes / 10 * 9;
+	live_allocations = new std::unordered_map<void *, size_t>();
+	gpu_state = GpuState::Ready;
+}
+
+cudaStream_t
+stream()
+{
+	return geoacc_stream;
+}
+
+void
+sync_and_check_interrupt()
+{
+	GEOACC_CUDA_TRY(cudaStreamSynchronize(geoacc_stream));
+	check_interrupt();
+}
+
+void *
+device_malloc(size_t bytes)
+{
+	require_gpu();
+	if (bytes > memory_limit() || memory_in_use > memory_limit() - bytes)
+		fail(GEOACC_ERR_DEVICE_MEMORY,
+			 "allocating %zu bytes of device memory would exceed the cap of %llu bytes (%llu in use)",
+			 bytes, (unsigned long long) memory_limit(), (unsigned long long) memory_in_use);
+
+	void	   *ptr = nullptr;
+
+	GEOACC_CUDA_TRY(cudaMalloc(&ptr, bytes));
+	live_allocations->emplace(ptr, bytes);
+	memory_in_use += bytes;
+	return ptr;
+}
+
+void
+device_free(void *ptr)
+{
+	if (ptr == nullptr || live_allocations == nullptr)
+		return;
+
+	auto		it = live_allocations->find(ptr);
+
+	if (it == live_allocations->end())
+		return;
+	memory_in_use -= it->second;
+	live_allocations->erase(it);
+	if (gpu_state == GpuState::Ready)
+		cudaFree(ptr);			/* errors here are reported by the next call */
+}
+
+}								/* namespace geoacc */
+
+using namespace geoacc;
+
+extern "C" int
+geoacc_cuda_built(void)
+{
+	return 1;
+}
+
+extern "C" int
+geoacc_cuda_runtime_version(void)
+{
+	return CUDART_VERSION;
+}
+
+extern "C" GeoaccStatus
+geoacc_gpu_init(void)
+{
+	return guarded([] { require_gpu(); });
+}
+
+extern "C" int
+geoacc_gpu_disabled(void)
+{
+	return gpu_state == GpuState::Disabled;
+}
+
+extern "C" GeoaccStatus
+geoacc_gpu_device_count(int *count)
+{
+	*count = 0;
+	if (gpu_state == GpuState::Disabled)
+		return GEOACC_OK;
+	if (cudaGetDeviceCount(count) != cudaSuccess)
+	{
+		cudaGetLastError();
+		*count = 0;
+	}
+	return GEOACC_OK;
+}
+
+extern "C" GeoaccStatus
+geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info)
+{
+	return guarded([&] {
+		cudaDeviceProp prop;
+		int			current = 0;
+		size_t		free_bytes = 0,
+					total_bytes = 0;
+
+		*info = GeoaccDeviceInfo();
+		GEOACC_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
+		info->ordinal = ordinal;
+		snprintf(info->name, sizeof(info->name), "%s", prop.name);
+		info->cc_major = prop.major;
+		info->cc_minor = prop.minor;
+		info->multiprocessors = prop.multiProcessorCount;
+		info->total_memory = prop.totalGlobalMem;
+		GEOACC_CUDA_TRY(cudaDriverGetVersion(&info->driver_version));
+		GEOACC_CUDA_TRY(cudaRuntimeGetVersion(&info->runtime_version));
+		/* free memory needs a context on that device */
+		GEOACC_CUDA_TRY(cudaGetDevice(&current));
+		GEOACC_CUDA_TRY(cudaSetDevice(ordinal));
+		cudaError_t err = cudaMemGetInfo(&free_bytes, &total_bytes);
+
+		GEOACC_CUDA_TRY(cudaSetDevice(current));
+		GEOACC_CUDA_TRY(err);
+		info->free_memory = free_bytes;
+	});
+}
+
+extern "C" void
+geoacc_gpu_set_memory_limit(uint64_t bytes)
+{
+	memory_limit_setting = bytes;
+}
+
+extern "C" uint64_t
+geoacc_gpu_memory_available(void)
+{
+	if (gpu_state != GpuState::Ready || memory_in_use >= memory_limit())
+		return 0;
+	return memory_limit() - memory_in_use;
+}
+
+extern "C" uint64_t
+geoacc_gpu_memory_in_use(void)
+{
+	return memory_in_use;
+}
+
+extern "C" GeoaccStatus
+geoacc_gpu_alloc(uint64_t bytes, void **ptr)
+{
+	*ptr = nullptr;
+	return guarded([&] { *ptr = device_malloc(bytes); });
+}
+
+extern "C" void
+geoacc_gpu_free(void *ptr)
+{
+	device_free(ptr);
+}
+
+extern "C" void
+geoacc_gpu_release_all(void)
+{
+	if (live_allocations == nullptr)
+		return;
+	while (!live_allocations->empty())
+		device_free(live_allocations->begin()->first);
+}
+
+/* Spin for about `cycles` clock ticks: a short, predictable kernel. */
+__global__ void
+busy_wait_kernel(long long cycles, int *sink)
+{
+	long long	start = clock64();
+
+	while (clock64() - start < cycles)
+		;
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		atomicAdd(sink, 1);
+}
+
+extern "C" GeoaccStatus
+geoacc_gpu_busy_wait(double seconds)
+{
+	return guarded([&] {
+		require_gpu();
+		DeviceBuffer<int> sink(1);
+		int			clock_khz = 0;
+		int			ordinal = 0;
+		cudaEvent_t start, stop;
+
+		GEOACC_CUDA_TRY(cudaGetDevice(&ordinal));
+		GEOACC_CUDA_TRY(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal));
+		GEOACC_CUDA_TRY(cudaEventCreate(&start));
+		GEOACC_CUDA_TRY(cudaEventCreate(&stop));
+		GEOACC_CUDA_TRY(cudaEventRecord(start, stream()));
+
+		/* kernels of about 10 ms, with an interrupt check after each */
+		long long	cycles = (long long) clock_khz * 10;
+		float		elapsed_ms = 0;
+
+		try
+		{
+			while (elapsed_ms < seconds * 1000.0)
+			{
+				busy_wait_kernel<<<1, 32, 0, stream()>>>(cycles, sink.data());
+				GEOACC_CUDA_CHECK_LAUNCH();
+				GEOACC_CUDA_TRY(cudaEventRecord(stop, stream()));
+				sync_and_check_interrupt();
+				GEOACC_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start, stop));
+			}
+		}
+		catch (...)
+		{
+			cudaEventDestroy(start);
+			cudaEventDestroy(stop);
+			throw;
+		}
+		cudaEventDestroy(start);
+		cudaEventDestroy(stop);
+	});
+}

@@ -1,0 +1,144 @@
+/*
+ * geoacc_core.h
+ *
+ * The C ABI of the geoacc compute core.  The core knows nothing of
+ * PostgreSQL: it never raises, prints, exits or allocates with palloc.  Every
+ * entry point returns a GeoaccStatus; on failure geoacc_status_message()
+ * holds a one-line explanation.  Each operation has a CUDA implementation
+ * and a CPU twin that give bit-identical results; the caller picks one with
+ * a GeoaccDevice argument.
+ */
+#ifndef GEOACC_CORE_H
+#define GEOACC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+typedef enum GeoaccStatus
+{
+	GEOACC_OK = 0,
+	GEOACC_ERR_INVALID_ARGUMENT,	/* input the operation cannot accept */
+	GEOACC_ERR_HOST_MEMORY,			/* a host allocation failed */
+	GEOACC_ERR_DEVICE_MEMORY,		/* device memory cap or device exhausted */
+	GEOACC_ERR_NO_DEVICE,			/* no usable CUDA device (or a CPU-only build) */
+	GEOACC_ERR_DEVICE_DISABLED,		/* an earlier sticky CUDA error disabled the GPU */
+	GEOACC_ERR_CUDA,				/* a CUDA call failed */
+	GEOACC_ERR_CANCELLED,			/* the interrupt callback asked to stop */
+	GEOACC_ERR_INTERNAL				/* a bug: anything unexpected */
+} GeoaccStatus;
+
+typedef enum GeoaccDevice
+{
+	GEOACC_DEVICE_CPU = 0,
+	GEOACC_DEVICE_GPU = 1
+} GeoaccDevice;
+
+/* Explanation of the last failed call (empty after success). */
+const char *geoacc_status_message(void);
+
+/*
+ * Interrupts: long operations poll this callback between launches or
+ * chunks; a nonzero return makes them stop and return GEOACC_ERR_CANCELLED.
+ * The callback must only look at a flag: it must not longjmp.
+ */
+typedef int (*GeoaccInterruptCallback) (void);
+void		geoacc_set_interrupt_callback(GeoaccInterruptCallback callback);
+
+/* ---------------------------------------------------------------- device */
+
+/* 1 when this build contains CUDA code, 0 for a CPU-only build. */
+int			geoacc_cuda_built(void);
+
+/* Version of the CUDA runtime this build links (e.g. 13000), 0 if none. */
+int			geoacc_cuda_runtime_version(void);
+
+/*
+ * Initialise CUDA in this process on first use (never call before fork).
+ * GEOACC_OK when a GPU is ready; GEOACC_ERR_NO_DEVICE or
+ * GEOACC_ERR_DEVICE_DISABLED otherwise.  Cheap after the first call.
+ */
+GeoaccStatus geoacc_gpu_init(void);
+
+/* 1 once a sticky CUDA error has disabled the GPU in this process. */
+int			geoacc_gpu_disabled(void);
+
+typedef struct GeoaccDeviceInfo
+{
+	int			ordinal;
+	char		name[256];
+	int			cc_major;
+	int			cc_minor;
+	uint64_t	total_memory;
+	uint64_t	free_memory;
+	int			multiprocessors;
+	int			driver_version;		/* e.g. 13000 */
+	int			runtime_version;
+} GeoaccDeviceInfo;
+
+/*
+ * Number of CUDA devices visible to this process; 0 (and GEOACC_OK) when
+ * there is no driver or no device.  Does not need geoacc_gpu_init().
+ */
+GeoaccStatus geoacc_gpu_device_count(int *count);
+GeoaccStatus geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info);
+
+/*
+ * Device-memory cap for geoacc's own allocations, in bytes; 0 means 90% of
+ * the memory free when the GPU was initialised.  Operations larger than the
+ * cap process their input in chunks.
+ */
+void		geoacc_gpu_set_memory_limit(uint64_t bytes);
+
+/* Bytes geoacc may still allocate on the device under the cap. */
+uint64_t	geoacc_gpu_memory_available(void);
+
+/* Bytes geoacc holds on the device right now (tracked allocations). */
+uint64_t	geoacc_gpu_memory_in_use(void);
+
+/*
+ * Tracked device allocations for callers that must hold device memory
+ * across their own code; geoacc_gpu_release_all() frees every tracked
+ * allocation still held (statement abort).
+ */
+GeoaccStatus geoacc_gpu_alloc(uint64_t bytes, void **ptr);
+void		geoacc_gpu_free(void *ptr);
+void		geoacc_gpu_release_all(void);
+
+/*
+ * Keep the GPU busy with short kernels for about `seconds`, polling the
+ * interrupt callback between them (cancellation tests).
+ */
+GeoaccStatus geoacc_gpu_busy_wait(double seconds);
+
+/* ------------------------------------------------------------ primitives */
+
+/*
+ * out[i] = in[0] + ... + in[i-1]; *total = sum of all (64-bit).  The sum
+ * must fit in 32 bits for out[].
+ */
+GeoaccStatus geoacc_exclusive_scan_u32(GeoaccDevice device, const uint32_t *in,
+									   uint32_t *out, uint32_t n, uint64_t *total);
+
+/* indices[0..*count) = the positions i with flags[i] != 0, ascending. */
+GeoaccStatus geoacc_select_flagged(GeoaccDevice device, const uint8_t *flags,
+								   uint32_t n, uint32_t *indices, uint32_t *count);
+
+/*
+ * For each segment s = [offsets[s], offsets[s+1]) of values: its maximum and
+ * the first index (absolute) holding it.  Empty segments give -infinity and
+ * UINT32_MAX.  Values must not be NaN.
+ */
+GeoaccStatus geoacc_segmented_argmax(GeoaccDevice device, const double *values,
+									 const uint32_t *offsets, uint32_t nsegments,
+									 double *max_values, uint32_t *argmax);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GEOACC_CORE_H */

@@ -1,0 +1,224 @@
+/*
+ * device.c
+ *
+ * The device layer on the PostgreSQL side: choosing the CPU or GPU for a
+ * call, turning core statuses into ERRORs with errcodes, the interrupt
+ * callback the core polls, device memory tied to memory contexts (freed on
+ * abort), and geoacc_devices().
+ */
+#include "geoacc.h"
+
+#include "access/xact.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+static bool gpu_disabled_warned = false;
+
+/* The core polls this between launches; it must not longjmp. */
+static int
+GeoaccInterruptPending(void)
+{
+	return QueryCancelPending || ProcDiePending;
+}
+
+/* Safety net: nothing tracked survives an aborted transaction. */
+static void
+GeoaccXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		geoacc_gpu_release_all();
+}
+
+void
+GeoaccDeviceInit(void)
+{
+	geoacc_set_interrupt_callback(GeoaccInterruptPending);
+	RegisterXactCallback(GeoaccXactCallback, NULL);
+}
+
+GeoaccDevice
+GeoaccChooseDevice(int64 work)
+{
+	switch (geoacc_device_setting)
+	{
+		case GEOACC_SETTING_CPU:
+			return GEOACC_DEVICE_CPU;
+		case GEOACC_SETTING_GPU:
+			GeoaccCheck(geoacc_gpu_init());
+			return GEOACC_DEVICE_GPU;
+		default:
+			if (work < geoacc_gpu_threshold || geoacc_gpu_disabled())
+				return GEOACC_DEVICE_CPU;
+			return geoacc_gpu_init() == GEOACC_OK ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
+	}
+}
+
+void
+GeoaccCheck(GeoaccStatus status)
+{
+	const char *message = geoacc_status_message();
+
+	switch (status)
+	{
+		case GEOACC_OK:
+			return;
+		case GEOACC_ERR_CANCELLED:
+			/* the core stopped because of a pending interrupt: serve it */
+			CHECK_FOR_INTERRUPTS();
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to user request")));
+			break;
+		case GEOACC_ERR_INVALID_ARGUMENT:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s", message)));
+			break;
+		case GEOACC_ERR_HOST_MEMORY:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail_internal("%s", message)));
+			break;
+		case GEOACC_ERR_DEVICE_MEMORY:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of GPU memory"),
+					 errdetail_internal("%s", message),
+					 errhint("Lower geoacc.gpu_memory_limit so that the input is processed in smaller chunks, "
+							 "or set geoacc.device to \"cpu\".")));
+			break;
+		case GEOACC_ERR_NO_DEVICE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no CUDA device is available"),
+					 errdetail_internal("%s", message),
+					 errhint("Set geoacc.device to \"auto\" or \"cpu\" to use the CPU implementation.")));
+			break;
+		case GEOACC_ERR_DEVICE_DISABLED:
+			if (!gpu_disabled_warned)
+			{
+				gpu_disabled_warned = true;
+				ereport(WARNING,
+						(errmsg("geoacc disabled the GPU for this session after a CUDA error"),
+						 errdetail_internal("%s", message),
+						 errhint("With geoacc.device = \"auto\" later calls run on the CPU; "
+								 "a new session tries the GPU again.")));
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the GPU is disabled for this session"),
+					 errdetail_internal("%s", message),
+					 errhint("Set geoacc.device to \"auto\" or \"cpu\" to use the CPU implementation.")));
+			break;
+		case GEOACC_ERR_CUDA:
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("CUDA call failed"),
+					 errdetail_internal("%s", message)));
+			break;
+		case GEOACC_ERR_INTERNAL:
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("internal error in the geoacc core"),
+					 errdetail_internal("%s", message)));
+			break;
+	}
+}
+
+uint64
+GeoaccDeviceMemoryAvailable(void)
+{
+	return geoacc_gpu_memory_available();
+}
+
+static void
+GeoaccDeviceFreeCallback(void *arg)
+{
+	geoacc_gpu_free(arg);
+}
+
+void *
+GeoaccDeviceAllocInContext(uint64 bytes)
+{
+	MemoryContextCallback *cb = MemoryContextAlloc(CurrentMemoryContext, sizeof(MemoryContextCallback));
+	void	   *ptr;
+
+	GeoaccCheck(geoacc_gpu_alloc(bytes, &ptr));
+	cb->func = GeoaccDeviceFreeCallback;
+	cb->arg = ptr;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	return ptr;
+}
+
+/*
+ * geoacc_devices(): one row per CUDA device this backend can see
+ */
+PG_FUNCTION_INFO_V1(geoacc_devices);
+Datum
+geoacc_devices(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			count = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	GeoaccCheck(geoacc_gpu_device_count(&count));
+	for (int i = 0; i < count; i++)
+	{
+		GeoaccDeviceInfo info;
+		Datum		values[8];
+		bool		nulls[8] = {false};
+
+		GeoaccCheck(geoacc_gpu_device_info(i, &info));
+		values[0] = Int32GetDatum(info.ordinal);
+		values[1] = CStringGetTextDatum(info.name);
+		values[2] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major, info.cc_minor));
+		values[3] = Int32GetDatum(info.multiprocessors);
+		values[4] = Int64GetDatum((int64) info.total_memory);
+		values[5] = Int64GetDatum((int64) info.free_memory);
+		values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
+												 info.driver_version % 1000 / 10));
+		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
+												 info.runtime_version % 1000 / 10));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * Test support, declared only by the test suites: hold device memory in the
+ * current memory context and raise an ERROR; keep the GPU busy.
+ */
+PG_FUNCTION_INFO_V1(geoacc_test_device_alloc_then_error);
+Datum
+geoacc_test_device_alloc_then_error(PG_FUNCTION_ARGS)
+{
+	int64		bytes = PG_GETARG_INT64(0);
+
+	GeoaccChooseDevice(INT64_MAX);
+	GeoaccDeviceAllocInContext((uint64) bytes);
+	ereport(ERROR,
+			(errcode(ERRCODE_RAISE_EXCEPTION),
+			 errmsg("raised after allocating %lld bytes of device memory", (long long) bytes)));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(geoacc_test_gpu_busy);
+Datum
+geoacc_test_gpu_busy(PG_FUNCTION_ARGS)
+{
+	float8		seconds = PG_GETARG_FLOAT8(0);
+
+	GeoaccCheck(geoacc_gpu_busy_wait(seconds));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(geoacc_test_memory_in_use);
+Datum
+geoacc_test_memory_in_use(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) geoacc_gpu_memory_in_use());
+}

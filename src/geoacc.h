@@ -1,0 +1,116 @@
+/*
+ * geoacc.h
+ *
+ * Declarations shared by the PostgreSQL glue in src/: settings, the device
+ * layer (choosing a device, turning core statuses into ERRORs), per-call
+ * statistics and the decoding of PostGIS geometries.
+ */
+#ifndef GEOACC_H
+#define GEOACC_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "portability/instr_time.h"
+
+#include "geoacc_core.h"
+
+#define GEOACC_VERSION "0.1.0"
+
+/* ------------------------------------------------------------ settings */
+
+typedef enum GeoaccDeviceSetting
+{
+	GEOACC_SETTING_AUTO,
+	GEOACC_SETTING_GPU,
+	GEOACC_SETTING_CPU
+} GeoaccDeviceSetting;
+
+extern int	geoacc_device_setting;
+extern int	geoacc_gpu_threshold;
+
+/* ------------------------------------------------------ device (device.c) */
+
+void		GeoaccDeviceInit(void);
+
+/*
+ * The device for a call doing `work` units (points, cells, pairs): the CPU
+ * when geoacc.device = cpu, or for auto when the work is below
+ * geoacc.gpu_threshold or no GPU is usable; the GPU otherwise.  With
+ * geoacc.device = gpu and no usable GPU this raises an ERROR.
+ */
+GeoaccDevice GeoaccChooseDevice(int64 work);
+
+/* Raise the ERROR a failed core status stands for; return on GEOACC_OK. */
+void		GeoaccCheck(GeoaccStatus status);
+
+/* Device memory one operation may use now (0 without a GPU). */
+uint64		GeoaccDeviceMemoryAvailable(void);
+
+/*
+ * Device memory owned by CurrentMemoryContext: freed when the context is
+ * reset or deleted, which includes statement abort.
+ */
+void	   *GeoaccDeviceAllocInContext(uint64 bytes);
+
+/* -------------------------------------------------- statistics (stats.c) */
+
+/* One SQL-level call: which function, on which device, how long. */
+typedef struct GeoaccCall
+{
+	const char *function;
+	GeoaccDevice device;
+	int64		items;
+	instr_time	start;
+} GeoaccCall;
+
+/* Choose the device for `work` items and start the clock. */
+void		GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work);
+
+/* Stop the clock and add the call to this backend's statistics. */
+void		GeoaccCallEnd(GeoaccCall *call);
+
+/* ------------------------------------------------ geometries (geometry.c) */
+
+/* A LINESTRING read in place from a detoasted PostGIS geometry. */
+typedef struct GeoaccLine
+{
+	int32		srid;
+	bool		has_z;
+	bool		has_m;
+	int			ndims;			/* 2, 3 or 4: X Y [Z] [M] */
+	uint32		npoints;
+	const double *coords;		/* npoints * ndims doubles, inside the geometry */
+} GeoaccLine;
+
+/* PostGIS geometry type numbers (liblwgeom.h) */
+#define GEOACC_POINTTYPE 1
+#define GEOACC_LINETYPE 2
+#define GEOACC_TINTYPE 15
+
+/* Geometry type number of a detoasted geometry, and a name for messages. */
+uint32		GeoaccGeometryType(const struct varlena *geom);
+const char *GeoaccGeometryTypeName(uint32 type);
+
+/*
+ * Read a LINESTRING; anything else raises an ERROR naming `what` (for
+ * example "row 12").
+ */
+void		GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char *what);
+
+/*
+ * ERROR unless the line is a trajectory: has M, finite coordinates, M
+ * strictly increasing.  `what` names the row in messages.
+ */
+void		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
+
+/*
+ * A new LINESTRING geometry datum (through PostGIS) with the given
+ * coordinates, dimensions and SRID.
+ */
+Datum		GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid);
+
+/* A geometry datum from EWKB, parsed by PostGIS itself. */
+Datum		GeoaccGeometryFromEWKB(bytea *ewkb);
+
+#endif							/* GEOACC_H */

@@ -1,0 +1,179 @@
+/*
+ * geometry.c
+ *
+ * Reading PostGIS geometries in place (the serialized GSERIALIZED form,
+ * versions 1 and 2, without liblwgeom) and building results through
+ * PostGIS's own EWKB parser, so that what we return is exactly what PostGIS
+ * would build.  Also the trajectory rule every trajectory function applies.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+/* GSERIALIZED flag bits (liblwgeom/gserialized1.h and gserialized2.h) */
+#define GS_FLAG_Z 0x01
+#define GS_FLAG_M 0x02
+#define GS_FLAG_BBOX 0x04
+#define GS_FLAG_GEODETIC 0x08
+#define GS2_FLAG_EXTENDED 0x10
+#define GS2_FLAG_VERSION 0x40
+
+/* EWKB type bits */
+#define EWKB_Z 0x80000000u
+#define EWKB_M 0x40000000u
+#define EWKB_SRID 0x20000000u
+
+typedef struct GeometryHeader
+{
+	int32		srid;
+	bool		has_z;
+	bool		has_m;
+	const uint8 *body;			/* at the geometry type word */
+	const uint8 *end;
+} GeometryHeader;
+
+static void
+ReadHeader(const struct varlena *geom, GeometryHeader *h)
+{
+	const uint8 *p = (const uint8 *) VARDATA(geom);
+	uint8		flags = p[3];
+	int32		srid = (int32) ((uint32) p[0] << 16 | (uint32) p[1] << 8 | (uint32) p[2]);
+	int			ndims;
+
+	/* 21-bit signed SRID */
+	h->srid = (srid << 11) >> 11;
+	h->has_z = (flags & GS_FLAG_Z) != 0;
+	h->has_m = (flags & GS_FLAG_M) != 0;
+	ndims = 2 + h->has_z + h->has_m;
+	p += 4;
+	if ((flags & GS2_FLAG_VERSION) && (flags & GS2_FLAG_EXTENDED))
+		p += 8;
+	if (flags & GS_FLAG_BBOX)
+		p += (flags & GS_FLAG_GEODETIC) ? 6 * sizeof(float) : 2 * ndims * sizeof(float);
+	h->body = p;
+	h->end = (const uint8 *) geom + VARSIZE(geom);
+	if (h->body + 4 > h->end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("geometry value is truncated")));
+}
+
+uint32
+GeoaccGeometryType(const struct varlena *geom)
+{
+	GeometryHeader h;
+	uint32		type;
+
+	ReadHeader(geom, &h);
+	memcpy(&type, h.body, sizeof(type));
+	return type;
+}
+
+const char *
+GeoaccGeometryTypeName(uint32 type)
+{
+	static const char *const names[] = {
+		"Unknown", "Point", "LineString", "Polygon", "MultiPoint", "MultiLineString",
+		"MultiPolygon", "GeometryCollection", "CircularString", "CompoundCurve",
+		"CurvePolygon", "MultiCurve", "MultiSurface", "PolyhedralSurface", "Triangle", "Tin"
+	};
+
+	return type < lengthof(names) ? names[type] : "Unknown";
+}
+
+void
+GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char *what)
+{
+	GeometryHeader h;
+	uint32		type;
+	uint32		npoints;
+
+	ReadHeader(geom, &h);
+	memcpy(&type, h.body, sizeof(type));
+	if (type != GEOACC_LINETYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is a %s, not a LineString", what, GeoaccGeometryTypeName(type)),
+				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries.")));
+	memcpy(&npoints, h.body + 4, sizeof(npoints));
+	line->srid = h.srid;
+	line->has_z = h.has_z;
+	line->has_m = h.has_m;
+	line->ndims = 2 + h.has_z + h.has_m;
+	line->npoints = npoints;
+	line->coords = (const double *) (h.body + 8);
+	if ((const uint8 *) (line->coords + (size_t) npoints * line->ndims) > h.end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+}
+
+void
+GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
+{
+	int			nd = line->ndims;
+	int			mi = nd - 1;
+
+	if (!line->has_m)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has no M values", what),
+				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries with time in M.")));
+	for (uint32 i = 0; i < line->npoints; i++)
+	{
+		const double *p = line->coords + (size_t) i * nd;
+
+		for (int d = 0; d < nd; d++)
+			if (!isfinite(p[d]))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s has a non-finite coordinate", what),
+						 errdetail("Vertex %u has %c = %g.", i + 1, "XYZM"[d == mi ? 3 : d], p[d])));
+		if (i > 0 && !(p[mi] > p[mi - nd]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: trajectory M values must increase", what),
+					 errdetail("Vertex %u has M = %.17g after M = %.17g.", i + 1, p[mi], p[mi - nd]),
+					 errhint("Use ST_IsValidTrajectory() to find such rows.")));
+	}
+}
+
+/* PostGIS's EWKB parser, found once per backend. */
+static PGFunction postgis_from_ewkb = NULL;
+
+Datum
+GeoaccGeometryFromEWKB(bytea *ewkb)
+{
+	if (postgis_from_ewkb == NULL)
+		postgis_from_ewkb = load_external_function("$libdir/postgis-3", "LWGEOMFromEWKB", true, NULL);
+	return DirectFunctionCall1(postgis_from_ewkb, PointerGetDatum(ewkb));
+}
+
+Datum
+GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid)
+{
+	int			nd = 2 + has_z + has_m;
+	size_t		coord_bytes = (size_t) npoints * nd * sizeof(double);
+	size_t		size = VARHDRSZ + 1 + 4 + 4 + 4 + coord_bytes;
+	bytea	   *ewkb = (bytea *) palloc(size);
+	uint8	   *p = (uint8 *) VARDATA(ewkb);
+	uint32		type = GEOACC_LINETYPE | EWKB_SRID | (has_z ? EWKB_Z : 0) | (has_m ? EWKB_M : 0);
+
+	SET_VARSIZE(ewkb, size);
+#ifdef WORDS_BIGENDIAN
+	*p++ = 0;					/* host byte order: XDR */
+#else
+	*p++ = 1;					/* host byte order: NDR */
+#endif
+	memcpy(p, &type, 4);
+	p += 4;
+	memcpy(p, &srid, 4);
+	p += 4;
+	memcpy(p, &npoints, 4);
+	p += 4;
+	memcpy(p, coords, coord_bytes);
+	return GeoaccGeometryFromEWKB(ewkb);
+}
