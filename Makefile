@@ -93,3 +93,9 @@ check-core: test/core/geoacc_core_tests
 # --------------------------------------------------------- data generator
 test/data/scale_tracks: test/data/scale_tracks.c
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
+
+# regress tests that can run where postgis_raster is absent (the GPU machine's bundle)
+REGRESS_NEEDS_POSTGIS_RASTER =
+.PHONY: print-regress-gpu
+print-regress-gpu:
+	@echo $(filter-out $(REGRESS_NEEDS_POSTGIS_RASTER),$(REGRESS))

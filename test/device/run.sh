@@ -1,0 +1,46 @@
+#!/bin/bash
+# On the GPU machine, from the repository root, with .device/ carried (see
+# test/device/README.md): build for sm_90 plus PTX, install, start
+# PostgreSQL, then run
+#   1. make installcheck with geoacc.device = gpu (the same expected files),
+#   2. the core tests, GPU cases included, and again under compute-sanitizer,
+#   3. the device-layer measurements (test/device/device_layer.sh),
+#   4. each feature script named on the command line (test/device/NAME.sh).
+# Logs go to $OUT (or /tmp/geoacc-out); a summary is printed last.
+set -uo pipefail
+OUT=${OUT:-/tmp/geoacc-out}
+mkdir -p "$OUT"
+summary=()
+step() {		# step NAME COMMAND...: run, log to $OUT/NAME.log, remember the outcome
+	local name=$1; shift
+	local start=$SECONDS
+	"$@" > "$OUT/$name.log" 2>&1
+	local rc=$?
+	summary+=("$(printf '%-28s %s (%ds)' "$name" "$([ $rc = 0 ] && echo ok || echo "FAILED rc=$rc")" $((SECONDS - start)))")
+	return $rc
+}
+
+nvidia-smi -L
+nvcc --version | tail -1
+. .device/pg-start.sh || exit 1
+export CUDA_ARCHS=${CUDA_ARCHS:-90}
+step build sh -c 'make -j16 && make install && make test/core/geoacc_core_tests' || { tail -50 "$OUT/build.log"; exit 1; }
+psql -XAt -c "CREATE EXTENSION IF NOT EXISTS geoacc CASCADE" -c "SELECT geoacc_version()" \
+	-c "SELECT * FROM geoacc_devices()" postgres
+
+REGRESS_GPU=$(make -s print-regress-gpu)
+step installcheck_gpu env PGOPTIONS='-c geoacc.device=gpu' make installcheck REGRESS="$REGRESS_GPU"
+[ -f regression.diffs ] && cp regression.diffs "$OUT/"
+step core_tests test/core/geoacc_core_tests
+step core_tests_sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+	test/core/geoacc_core_tests "${SANITIZER_FILTER:-}"
+step device_layer test/device/device_layer.sh
+for feature in "$@"; do
+	step "$feature" "test/device/$feature.sh"
+done
+
+echo
+for s in "${summary[@]}"; do echo "$s"; done
+grep -h -E '^[0-9]+ passed' "$OUT/core_tests.log" "$OUT/core_tests_sanitizer.log" 2>/dev/null
+grep -h -E 'ERROR SUMMARY' "$OUT/core_tests_sanitizer.log" 2>/dev/null
+grep -h -E 'tests passed|failed \(ignoring|tests failed' "$OUT/installcheck_gpu.log" 2>/dev/null
