@@ -22,8 +22,13 @@ step() {		# step NAME COMMAND...: run, log to $OUT/NAME.log, remember the outcom
 
 nvidia-smi -L
 nvcc --version | tail -1
+# a warm machine may still run the server of an earlier call
+pkill -9 -x postgres && sleep 1
+rm -f /tmp/.s.PGSQL.5432 /tmp/.s.PGSQL.5432.lock
 . .device/pg-start.sh || exit 1
 export CUDA_ARCHS=${CUDA_ARCHS:-90}
+# the GPU machine has no clang: no LLVM bitcode for JIT inlining
+export MAKEFLAGS="with_llvm=no"
 step build sh -c 'make -j16 && make install && make test/core/geoacc_core_tests' || { tail -50 "$OUT/build.log"; exit 1; }
 psql -XAt -c "CREATE EXTENSION IF NOT EXISTS geoacc CASCADE" -c "SELECT geoacc_version()" \
 	-c "SELECT * FROM geoacc_devices()" postgres
