@@ -1,0 +1,24 @@
+-- The README demo: run by scripts/demo.sh in a fresh database geoacc_demo,
+-- from the repository root.
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
+RESET client_min_messages;
+
+\echo
+\echo '== geoacc and the GPUs it can use (no rows: no GPU, everything runs on the CPU)'
+SELECT geoacc_version();
+SELECT * FROM geoacc_devices();
+
+\echo
+\echo '== real AIS tracks (MarineCadastre, New York harbour and Virginia Beach), as LINESTRING M in UTM 18N'
+\set QUIET on
+SET client_min_messages = warning;
+\i test/data/load_ais.sql
+RESET client_min_messages;
+\set QUIET off
+SELECT source, count(*) AS tracks, sum(ST_NPoints(traj)) AS points,
+	to_timestamp(min(ST_M(ST_StartPoint(traj)))) AT TIME ZONE 'UTC' AS first_fix_utc,
+	to_timestamp(max(ST_M(ST_EndPoint(traj)))) AT TIME ZONE 'UTC' AS last_fix_utc,
+	round(sum(ST_Length(traj)) / 1000) AS km
+FROM ais_tracks GROUP BY source ORDER BY source;
