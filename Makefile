@@ -54,14 +54,16 @@ PG_CPPFLAGS = -Icuda
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lm
 
-EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu sql/geoacc--*.sql test/core/geoacc_core_tests \
+EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests \
 			  test/data/scale_tracks
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(CORE_LIB)
+# relink geoacc.so whenever the core switches between the CUDA and CPU-only builds
+$(shell [ "$$(cat cuda/.build-mode 2>/dev/null)" = "$(CORE_MODE)" ] || echo $(CORE_MODE) > cuda/.build-mode)
+$(OBJS): $(CORE_LIB) cuda/.build-mode
 
 $(CORE_DIR)/%.cu.o: cuda/%.cu
 	@mkdir -p $(CORE_DIR)

@@ -1,14 +1,46 @@
 #!/bin/bash
 # Set up (packages, build, install, throwaway cluster) and run every test:
-# pg_regress (make installcheck) and the core tests (make check-core).
+#   1. pg_regress (make installcheck) and the core tests (make check-core);
+#   2. the benchmark-data generator on a small size (valid trajectories, size);
+#   3. when the build used CUDA, the same two suites again on a CPU-only build
+#      (NVCC=), which must pass too; the CUDA build is installed again last.
 # Exits non-zero if anything fails.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 status=0
-echo "test: make installcheck"
-make -s installcheck || { status=1; cat regression.diffs 2>/dev/null | head -200; }
-echo "test: make check-core"
-make -s check-core || status=1
+fail() { echo "test: FAILED: $*"; status=1; }
+
+run_suites() {		# run_suites LABEL [make variables...]
+	local label=$1; shift
+	echo "test: make installcheck ($label)"
+	make -s installcheck "$@" || { fail "installcheck ($label)"; head -200 regression.diffs 2>/dev/null || true; }
+	echo "test: make check-core ($label)"
+	make -s check-core "$@" || fail "check-core ($label)"
+}
+
+run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"
+
+echo "test: benchmark data generator"
+dropdb --if-exists geoacc_datacheck
+createdb geoacc_datacheck
+if PGDATABASE=geoacc_datacheck psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION postgis" -f test/data/load_ais.sql \
+	&& PGDATABASE=geoacc_datacheck test/data/scale_tracks.sh scaled 300000 7; then
+	check=$(psql -X -At -d geoacc_datacheck -c "SELECT bool_and(ST_IsValidTrajectory(traj))
+		AND sum(ST_NPoints(traj)) BETWEEN 300000 AND 300000 + max(ST_NPoints(traj))
+		AND count(DISTINCT source_id) = (SELECT count(*) FROM ais_tracks) FROM scaled")
+	[ "$check" = t ] || fail "scaled tracks are not valid trajectories of the asked size"
+else
+	fail "data generator"
+fi
+dropdb --if-exists geoacc_datacheck
+
+if command -v nvcc >/dev/null; then
+	make -s NVCC= install
+	run_suites "CPU-only build" NVCC=
+	make -s install
+fi
+
 [ $status = 0 ] && echo "test: all passed" || echo "test: FAILED"
 exit $status
