@@ -10,12 +10,16 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
 OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o
+OBJS += src/density_raster.o src/density_raster_png.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
 
 # extension script, assembled from one piece per feature
 INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
+INSTALL_SQL += sql/install/density_raster.sql
 
 REGRESS = setup device ais
+# density_raster_postgis needs postgis_raster; it can be left out where that is missing
+REGRESS += density_raster density_raster_postgis
 REGRESS_OPTS = --inputdir=.
 
 # ---------------------------------------------------------------- the core
@@ -51,6 +55,7 @@ NVCC_FLAGS = -std=c++17 -O3 --fmad=false $(GENCODE) $(CORE_DEFS) \
 			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
 
 PG_CPPFLAGS = -Icuda
+PG_CPPFLAGS += -Ithird_party
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lm
 

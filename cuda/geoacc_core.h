@@ -137,6 +137,70 @@ GeoaccStatus geoacc_segmented_argmax(GeoaccDevice device, const double *values,
 									 const uint32_t *offsets, uint32_t nsegments,
 									 double *max_values, uint32_t *argmax);
 
+/* -------------------------------------------------------- density raster */
+
+/*
+ * The raster of gpu_density_raster: the extent (xmin < xmax, ymin < ymax)
+ * cut into width x height cells; row 0 is the northern row (y near ymax),
+ * column 0 the western one, as in a north-up PostGIS raster.
+ */
+typedef struct GeoaccDensityGrid
+{
+	double		xmin;
+	double		ymin;
+	double		xmax;
+	double		ymax;
+	uint32_t	width;
+	uint32_t	height;
+} GeoaccDensityGrid;
+
+/* Point flags of geoacc_density_project(). */
+#define GEOACC_DENSITY_COUNT 1	/* the point itself is a sample */
+#define GEOACC_DENSITY_JOIN 2	/* interpolate the segment from the previous point */
+
+/*
+ * Add the samples of n points (x, y pairs in xy) to counts[height * width]:
+ * each point flagged COUNT that lies in the extent, and, for each point
+ * flagged JOIN, the interpolated samples of the segment from the point
+ * before it that lie in the extent.  The first point must not be flagged
+ * JOIN.  Counts are integers, so the result does not depend on the order of
+ * the additions; docs/density_raster.md defines the samples.
+ */
+GeoaccStatus geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid,
+									const double *xy, const uint8_t *flags, uint32_t n,
+									uint32_t *counts);
+
+typedef enum GeoaccDensityKernel
+{
+	GEOACC_KERNEL_UNIFORM = 0,
+	GEOACC_KERNEL_TRIANGULAR,
+	GEOACC_KERNEL_EPANECHNIKOV,
+	GEOACC_KERNEL_QUARTIC,
+	GEOACC_KERNEL_TRIWEIGHT,
+	GEOACC_KERNEL_TRICUBE,
+	GEOACC_KERNEL_GAUSSIAN,
+	GEOACC_KERNEL_COSINE
+} GeoaccDensityKernel;
+
+#define GEOACC_DENSITY_KERNEL_COUNT 8
+#define GEOACC_DENSITY_MAX_KERNEL_SIZE 63
+
+/*
+ * The normalized size x size weights of a kernel (size odd, 1..63), row by
+ * row; they sum to 1 up to rounding.
+ */
+GeoaccStatus geoacc_density_kernel(GeoaccDensityKernel kernel, int size, double *weights);
+
+/*
+ * out[height * width] = counts convolved with the kernel; cells beyond the
+ * raster's edge count as zero, so mass spread past the edge is lost.  Every
+ * device sums each cell's terms in the same order: the results are
+ * bit-identical.
+ */
+GeoaccStatus geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32_t height,
+									 const uint32_t *counts, GeoaccDensityKernel kernel, int size,
+									 double *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,221 @@
+/*
+ * density_raster.cpp
+ *
+ * CPU twin of the density raster (projection of trajectory points into
+ * integer counts, then convolution with a normalized kernel), the kernel
+ * tables both devices use, and the C ABI entry points that pick a device.
+ */
+#include "density_raster.h"
+
+#include <vector>
+
+namespace geoacc
+{
+
+namespace
+{
+
+/* Poll for interrupts after this many points or output rows' worth of terms. */
+constexpr uint32_t points_between_polls = 1u << 16;
+constexpr uint64_t terms_between_polls = 1ull << 24;
+
+struct HostCounter
+{
+	uint32_t   *counts;
+	uint32_t	width;
+
+	void operator()(uint32_t row, uint32_t column) const { counts[(size_t) row * width + column]++; }
+};
+
+void
+density_project_cpu(const GeoaccDensityGrid &grid, const double *xy, const uint8_t *flags, uint32_t n,
+					uint32_t *counts)
+{
+	DensityGeometry g = density_geometry(grid);
+	HostCounter counter{counts, grid.width};
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		if (i % points_between_polls == 0)
+			check_interrupt();
+		density_point(g, xy, flags, i, counter);
+	}
+}
+
+/*
+ * Scatter form of the convolution: every nonzero count, in row-major
+ * order, adds its weighted copy of the kernel to the cells around it.  Each
+ * output cell thus receives its terms in row-major order of their source
+ * cells, which is the order of the kernel's rows and columns in the GPU's
+ * gather form; zero counts only add +0.0, so skipping them changes nothing.
+ */
+void
+density_convolve_cpu(uint32_t width, uint32_t height, const uint32_t *counts, const double *weights,
+					 int size, double *out)
+{
+	int64_t		h = size / 2;
+	uint64_t	terms = 0;
+
+	for (size_t i = 0; i < (size_t) width * height; i++)
+		out[i] = 0.0;
+	for (int64_t sr = 0; sr < height; sr++)
+	{
+		for (int64_t sc = 0; sc < width; sc++)
+		{
+			uint32_t	count = counts[sr * width + sc];
+
+			if (count == 0)
+				continue;
+			for (int64_t i = 0; i < size; i++)
+			{
+				int64_t		r = sr + h - i;
+
+				if (r < 0 || r >= height)
+					continue;
+				for (int64_t j = 0; j < size; j++)
+				{
+					int64_t		c = sc + h - j;
+
+					if (c >= 0 && c < width)
+						out[r * width + c] = density_term(out[r * width + c], weights[i * size + j], (double) count);
+				}
+			}
+			terms += (uint64_t) size * size;
+			if (terms >= terms_between_polls)
+			{
+				check_interrupt();
+				terms = 0;
+			}
+		}
+	}
+}
+
+void
+check_grid(const GeoaccDensityGrid *grid)
+{
+	if (!(grid->xmin < grid->xmax && grid->ymin < grid->ymax) ||
+		!std::isfinite(grid->xmax - grid->xmin) || !std::isfinite(grid->ymax - grid->ymin))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster extent must be finite and have an area");
+	if (grid->width == 0 || grid->height == 0)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster must have at least one row and one column");
+}
+
+void
+check_kernel(GeoaccDensityKernel kernel, int size)
+{
+	if ((int) kernel < 0 || (int) kernel >= GEOACC_DENSITY_KERNEL_COUNT)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown density kernel %d", (int) kernel);
+	if (size < 1 || size > GEOACC_DENSITY_MAX_KERNEL_SIZE || size % 2 == 0)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "kernel size must be odd and between 1 and %d, not %d",
+			 GEOACC_DENSITY_MAX_KERNEL_SIZE, size);
+}
+
+}								/* namespace */
+
+/*
+ * Kernel weights, with h = (size - 1) / 2 and bandwidth b = h + 1 cells: a
+ * cell at offset (i, j) from the centre has q = (i^2 + j^2) / b^2 and
+ * u = sqrt(q).  Compact kernels are zero from u = 1 on (a disc of radius b),
+ * the uniform one includes u = 1; the Gaussian has sigma = b / 3 and covers
+ * the whole square.  The weights are divided by their sum.
+ */
+void
+density_kernel_weights(GeoaccDensityKernel kernel, int size, double *weights)
+{
+	int			h = size / 2;
+	double		b2 = (double) (h + 1) * (h + 1);
+	double		sum = 0.0;
+
+	for (int i = -h; i <= h; i++)
+	{
+		for (int j = -h; j <= h; j++)
+		{
+			double		q = (double) (i * i + j * j) / b2;
+			double		u = std::sqrt(q);
+			double		w = 0.0;
+
+			switch (kernel)
+			{
+				case GEOACC_KERNEL_UNIFORM:
+					w = q <= 1.0 ? 1.0 : 0.0;
+					break;
+				case GEOACC_KERNEL_TRIANGULAR:
+					w = u < 1.0 ? 1.0 - u : 0.0;
+					break;
+				case GEOACC_KERNEL_EPANECHNIKOV:
+					w = q < 1.0 ? 1.0 - q : 0.0;
+					break;
+				case GEOACC_KERNEL_QUARTIC:
+					w = q < 1.0 ? (1.0 - q) * (1.0 - q) : 0.0;
+					break;
+				case GEOACC_KERNEL_TRIWEIGHT:
+					w = q < 1.0 ? (1.0 - q) * (1.0 - q) * (1.0 - q) : 0.0;
+					break;
+				case GEOACC_KERNEL_TRICUBE:
+					{
+						double		c = 1.0 - u * u * u;
+
+						w = u < 1.0 ? c * c * c : 0.0;
+					}
+					break;
+				case GEOACC_KERNEL_GAUSSIAN:
+					w = std::exp(-4.5 * q);
+					break;
+				case GEOACC_KERNEL_COSINE:
+					w = u < 1.0 ? std::cos(M_PI / 2.0 * u) : 0.0;
+					break;
+			}
+			weights[(i + h) * size + (j + h)] = w;
+			sum += w;
+		}
+	}
+	for (int i = 0; i < size * size; i++)
+		weights[i] /= sum;
+}
+
+}								/* namespace geoacc */
+
+using namespace geoacc;
+
+extern "C" GeoaccStatus
+geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid, const double *xy,
+					   const uint8_t *flags, uint32_t n, uint32_t *counts)
+{
+	return guarded([&] {
+		check_grid(grid);
+		if (n > 0 && (flags[0] & GEOACC_DENSITY_JOIN))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the first point of a batch cannot join a previous point");
+		if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(density_project_gpu(*grid, xy, flags, n, counts));
+		else
+			density_project_cpu(*grid, xy, flags, n, counts);
+	});
+}
+
+extern "C" GeoaccStatus
+geoacc_density_kernel(GeoaccDensityKernel kernel, int size, double *weights)
+{
+	return guarded([&] {
+		check_kernel(kernel, size);
+		density_kernel_weights(kernel, size, weights);
+	});
+}
+
+extern "C" GeoaccStatus
+geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32_t height, const uint32_t *counts,
+						GeoaccDensityKernel kernel, int size, double *out)
+{
+	return guarded([&] {
+		check_kernel(kernel, size);
+		if (width == 0 || height == 0)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster must have at least one row and one column");
+
+		std::vector<double> weights((size_t) size * size);
+
+		density_kernel_weights(kernel, size, weights.data());
+		if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(density_convolve_gpu(width, height, counts, weights.data(), size, out));
+		else
+			density_convolve_cpu(width, height, counts, weights.data(), size, out);
+	});
+}

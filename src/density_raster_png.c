@@ -1,0 +1,393 @@
+/*
+ * density_raster_png.c
+ *
+ * geoacc_raster_png(raster, colormap, scale): a heatmap PNG of the first
+ * band of a PostGIS raster in WKB form (what gpu_density_raster returns, or
+ * ST_AsBinary of any raster).  Pixel values are scaled
+ * from the band's minimum to its maximum and coloured with a perceptual
+ * colormap; nodata and non-finite pixels are transparent.  The PNG encoder
+ * is stb_image_write (third_party/stb), which brings its own deflate, so
+ * geoacc needs no PNG or zlib library where it is built or run.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+/* stb_image_write: PNG to memory only, allocating with palloc */
+static void *
+StbRealloc(void *ptr, size_t size)
+{
+	return ptr == NULL ? palloc(size) : repalloc(ptr, size);
+}
+
+static void
+StbFree(void *ptr)
+{
+	if (ptr != NULL)
+		pfree(ptr);
+}
+
+#define STBIW_MALLOC(size) palloc(size)
+#define STBIW_REALLOC(ptr, size) StbRealloc(ptr, size)
+#define STBIW_FREE(ptr) StbFree(ptr)
+#define STBIW_ASSERT(x) Assert(x)
+#define STBI_WRITE_NO_STDIO
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+/* the writers for other formats stay unused (reported at the end of the file) */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#include "stb/stb_image_write.h"
+#pragma GCC diagnostic pop
+
+/* PostGIS raster pixel types (raster/rt_core/librtcore.h) */
+enum
+{
+	PT_1BB = 0, PT_2BUI, PT_4BUI, PT_8BSI, PT_8BUI, PT_16BSI, PT_16BUI, PT_32BSI, PT_32BUI,
+	PT_32BF = 10, PT_64BF = 11
+};
+
+#define RASTER_WKB_HEADER 61
+#define BAND_OFFLINE 0x80
+#define BAND_HAS_NODATA 0x40
+#define BAND_PIXTYPE 0x0F
+
+/*
+ * Colormaps: 17 evenly spaced colours of matplotlib's maps (CC0), joined
+ * linearly.
+ */
+#define COLORMAP_STOPS 17
+
+typedef struct Colormap
+{
+	const char *name;
+	uint8		rgb[COLORMAP_STOPS][3];
+} Colormap;
+
+static const Colormap colormaps[] = {
+	{"viridis", {{68, 1, 84}, {72, 24, 106}, {71, 45, 123}, {66, 64, 134}, {59, 82, 139}, {51, 99, 141},
+				 {44, 114, 142}, {38, 130, 142}, {33, 145, 140}, {31, 160, 136}, {40, 174, 128},
+				 {63, 188, 115}, {94, 201, 98}, {132, 212, 75}, {173, 220, 48}, {216, 226, 25},
+				 {253, 231, 37}}},
+	{"magma", {{0, 0, 4}, {10, 8, 34}, {29, 17, 71}, {54, 16, 107}, {81, 18, 124}, {106, 28, 129},
+			   {131, 38, 129}, {156, 46, 127}, {183, 55, 121}, {208, 65, 111}, {231, 82, 99},
+			   {245, 107, 92}, {252, 137, 97}, {254, 167, 114}, {254, 196, 136}, {253, 226, 163},
+			   {252, 253, 191}}},
+	{"inferno", {{0, 0, 4}, {11, 7, 36}, {33, 12, 74}, {61, 9, 101}, {87, 16, 110}, {113, 25, 110},
+				 {138, 34, 106}, {163, 44, 97}, {188, 55, 84}, {210, 70, 68}, {228, 90, 49},
+				 {241, 115, 29}, {249, 142, 9}, {252, 172, 17}, {249, 203, 53}, {242, 234, 105},
+				 {252, 255, 164}}},
+	{"plasma", {{13, 8, 135}, {49, 5, 151}, {76, 2, 161}, {102, 0, 167}, {126, 3, 168}, {149, 17, 161},
+				{170, 35, 149}, {188, 53, 135}, {204, 71, 120}, {218, 90, 106}, {230, 108, 92},
+				{240, 128, 78}, {248, 149, 64}, {253, 172, 51}, {253, 197, 39}, {248, 223, 37},
+				{240, 249, 33}}},
+	{"cividis", {{0, 34, 78}, {0, 46, 106}, {26, 56, 111}, {50, 67, 109}, {67, 78, 108}, {83, 90, 109},
+				 {97, 101, 111}, {111, 112, 115}, {125, 124, 120}, {140, 136, 120}, {155, 148, 118},
+				 {171, 160, 114}, {188, 174, 108}, {205, 187, 99}, {222, 201, 88}, {240, 216, 70},
+				 {254, 232, 56}}},
+	{"gray", {{0, 0, 0}, {16, 16, 16}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}, {80, 80, 80},
+			  {96, 96, 96}, {112, 112, 112}, {128, 128, 128}, {143, 143, 143}, {159, 159, 159},
+			  {175, 175, 175}, {191, 191, 191}, {207, 207, 207}, {223, 223, 223}, {239, 239, 239},
+			  {255, 255, 255}}},
+};
+
+typedef enum ColorScale
+{
+	SCALE_LINEAR,
+	SCALE_SQRT,
+	SCALE_LOG
+} ColorScale;
+
+/* The first band of a raster WKB, read in place. */
+typedef struct RasterBand
+{
+	uint32		width;
+	uint32		height;
+	int			pixtype;
+	int			pixel_bytes;
+	bool		swap;			/* WKB byte order differs from the host's */
+	bool		has_nodata;
+	double		nodata;
+	const uint8 *pixels;
+} RasterBand;
+
+static void
+BadRaster(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid raster WKB"),
+			 errdetail("%s", detail),
+			 errhint("Pass the result of gpu_density_raster() or ST_AsBinary(raster).")));
+}
+
+/* Copy `size` bytes, reversed when the WKB's byte order is not the host's. */
+static void
+ReadValue(const uint8 *p, int size, bool swap, void *out)
+{
+	uint8	   *o = out;
+
+	for (int i = 0; i < size; i++)
+		o[i] = swap ? p[size - 1 - i] : p[i];
+}
+
+static double
+ReadPixel(const RasterBand *band, const uint8 *p)
+{
+	union
+	{
+		int8		i8;
+		uint8		u8;
+		int16		i16;
+		uint16		u16;
+		int32		i32;
+		uint32		u32;
+		float		f32;
+		double		f64;
+	}			v;
+
+	ReadValue(p, band->pixel_bytes, band->swap, &v);
+	switch (band->pixtype)
+	{
+		case PT_8BSI:
+			return v.i8;
+		case PT_16BSI:
+			return v.i16;
+		case PT_16BUI:
+			return v.u16;
+		case PT_32BSI:
+			return v.i32;
+		case PT_32BUI:
+			return v.u32;
+		case PT_32BF:
+			return v.f32;
+		case PT_64BF:
+			return v.f64;
+		default:				/* 1BB, 2BUI, 4BUI, 8BUI: one byte */
+			return v.u8;
+	}
+}
+
+static int
+PixelBytes(int pixtype)
+{
+	switch (pixtype)
+	{
+		case PT_1BB:
+		case PT_2BUI:
+		case PT_4BUI:
+		case PT_8BSI:
+		case PT_8BUI:
+			return 1;
+		case PT_16BSI:
+		case PT_16BUI:
+			return 2;
+		case PT_32BSI:
+		case PT_32BUI:
+		case PT_32BF:
+			return 4;
+		case PT_64BF:
+			return 8;
+		default:
+			return 0;
+	}
+}
+
+/* Parse the header and the first band's description (rt_wkb.c's layout). */
+static void
+BandFromWkb(const bytea *wkb, RasterBand *band)
+{
+	const uint8 *p = (const uint8 *) VARDATA_ANY(wkb);
+	size_t		size = VARSIZE_ANY_EXHDR(wkb);
+	uint16		version,
+				nbands,
+				width,
+				height;
+	uint8		flags;
+	size_t		need;
+
+	if (size < RASTER_WKB_HEADER)
+		BadRaster("The value is shorter than a raster header.");
+	if (p[0] > 1)
+		BadRaster("The first byte is not a byte-order flag.");
+#ifdef WORDS_BIGENDIAN
+	band->swap = p[0] == 1;
+#else
+	band->swap = p[0] == 0;
+#endif
+	ReadValue(p + 1, 2, band->swap, &version);
+	ReadValue(p + 3, 2, band->swap, &nbands);
+	ReadValue(p + 57, 2, band->swap, &width);
+	ReadValue(p + 59, 2, band->swap, &height);
+	if (version != 0)
+		BadRaster(psprintf("Raster WKB version %u is not supported.", version));
+	if (nbands == 0)
+		BadRaster("The raster has no bands.");
+	if (width == 0 || height == 0)
+		BadRaster("The raster has no pixels.");
+	if (size < RASTER_WKB_HEADER + 1)
+		BadRaster("The first band is missing.");
+	flags = p[RASTER_WKB_HEADER];
+	if (flags & BAND_OFFLINE)
+		BadRaster("The first band is an out-db band.");
+	band->width = width;
+	band->height = height;
+	band->pixtype = flags & BAND_PIXTYPE;
+	band->pixel_bytes = PixelBytes(band->pixtype);
+	if (band->pixel_bytes == 0)
+		BadRaster(psprintf("Pixel type %d is not supported.", band->pixtype));
+	need = RASTER_WKB_HEADER + 1 + band->pixel_bytes + (size_t) width * height * band->pixel_bytes;
+	if (size < need)
+		BadRaster("The first band's pixels are truncated.");
+	band->has_nodata = (flags & BAND_HAS_NODATA) != 0;
+	band->nodata = ReadPixel(band, p + RASTER_WKB_HEADER + 1);
+	band->pixels = p + RASTER_WKB_HEADER + 1 + band->pixel_bytes;
+}
+
+static bool
+PixelIsData(const RasterBand *band, double v)
+{
+	return isfinite(v) && !(band->has_nodata && v == band->nodata);
+}
+
+static const Colormap *
+ColormapFromName(const char *name)
+{
+	for (int i = 0; i < lengthof(colormaps); i++)
+		if (pg_strcasecmp(name, colormaps[i].name) == 0)
+			return &colormaps[i];
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown colormap \"%s\"", name),
+			 errhint("Use one of viridis, magma, inferno, plasma, cividis, gray.")));
+	return NULL;
+}
+
+static ColorScale
+ScaleFromName(const char *name)
+{
+	if (pg_strcasecmp(name, "linear") == 0)
+		return SCALE_LINEAR;
+	if (pg_strcasecmp(name, "sqrt") == 0)
+		return SCALE_SQRT;
+	if (pg_strcasecmp(name, "log") == 0)
+		return SCALE_LOG;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown scale \"%s\"", name),
+			 errhint("Use one of linear, sqrt, log.")));
+	return SCALE_LOG;
+}
+
+/*
+ * Position in the colormap, 0..1, of a value in [min, max]: linear, its
+ * square root, or log10(1 + 9999 x) / 4, which spreads the four decades
+ * below the maximum over the map.
+ */
+static double
+ScaleValue(ColorScale scale, double v, double min, double max)
+{
+	double		x = max > min ? (v - min) / (max - min) : 0.0;
+
+	switch (scale)
+	{
+		case SCALE_SQRT:
+			return sqrt(x);
+		case SCALE_LOG:
+			return log10(1.0 + 9999.0 * x) / 4.0;
+		default:
+			return x;
+	}
+}
+
+static void
+ColorAt(const Colormap *map, double t, uint8 *rgb)
+{
+	double		pos = fmin(fmax(t, 0.0), 1.0) * (COLORMAP_STOPS - 1);
+	int			i = Min((int) pos, COLORMAP_STOPS - 2);
+	double		f = pos - i;
+
+	for (int c = 0; c < 3; c++)
+		rgb[c] = (uint8) lround(map->rgb[i][c] + f * (map->rgb[i + 1][c] - map->rgb[i][c]));
+}
+
+/* stb_image_write's output callback: the PNG becomes a bytea. */
+static void
+PngToBytea(void *context, void *data, int size)
+{
+	bytea	  **result = context;
+
+	*result = palloc(VARHDRSZ + size);
+	SET_VARSIZE(*result, VARHDRSZ + size);
+	memcpy(VARDATA(*result), data, size);
+}
+
+/*
+ * geoacc_raster_png(raster, colormap, scale): the first band as a heatmap PNG
+ */
+PG_FUNCTION_INFO_V1(geoacc_raster_png);
+Datum
+geoacc_raster_png(PG_FUNCTION_ARGS)
+{
+	bytea	   *wkb = PG_GETARG_BYTEA_PP(0);
+	const Colormap *map = ColormapFromName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	ColorScale	scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	RasterBand	band;
+	double		min = INFINITY,
+				max = -INFINITY;
+	bool		transparent = false;
+	size_t		npixels;
+	int			channels;
+	uint8	   *image;
+	bytea	   *result = NULL;
+
+	BandFromWkb(wkb, &band);
+	npixels = (size_t) band.width * band.height;
+	for (size_t i = 0; i < npixels; i++)
+	{
+		double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
+
+		if (PixelIsData(&band, v))
+		{
+			min = fmin(min, v);
+			max = fmax(max, v);
+		}
+		else
+			transparent = true;
+	}
+	channels = transparent ? 4 : 3;
+
+	image = palloc(npixels * channels);
+	for (uint32 r = 0; r < band.height; r++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (uint32 c = 0; c < band.width; c++)
+		{
+			size_t		i = (size_t) r * band.width + c;
+			double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
+			uint8	   *px = image + i * channels;
+
+			if (PixelIsData(&band, v))
+			{
+				ColorAt(map, ScaleValue(scale, v, min, max), px);
+				if (transparent)
+					px[3] = 255;
+			}
+			else
+				memset(px, 0, channels);
+		}
+	}
+	if (!stbi_write_png_to_func(PngToBytea, &result, band.width, band.height, channels, image,
+								band.width * channels))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("PNG encoding failed")));
+	PG_RETURN_BYTEA_P(result);
+}
