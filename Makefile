@@ -18,7 +18,6 @@ INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
 INSTALL_SQL += sql/install/density_raster.sql
 
 REGRESS = setup device ais
-# density_raster_postgis needs postgis_raster; it can be left out where that is missing
 REGRESS += density_raster density_raster_postgis
 REGRESS_OPTS = --inputdir=.
 
@@ -103,6 +102,7 @@ test/data/scale_tracks: test/data/scale_tracks.c
 
 # regress tests that can run where postgis_raster is absent (the GPU machine's bundle)
 REGRESS_NEEDS_POSTGIS_RASTER =
+REGRESS_NEEDS_POSTGIS_RASTER += density_raster_postgis
 .PHONY: print-regress-gpu
 print-regress-gpu:
 	@echo $(filter-out $(REGRESS_NEEDS_POSTGIS_RASTER),$(REGRESS))

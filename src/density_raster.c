@@ -18,14 +18,20 @@
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 /* PostGIS rasters have 16-bit dimensions; the result must stay well under 1 GB */
 #define RASTER_MAX_SIDE 65535
 #define RASTER_MAX_CELLS (8192 * 8192)
 
-/* points buffered before a projection: the chunk starts small and doubles */
+/*
+ * Points buffered before a projection: the chunk starts small and doubles
+ * up to CHUNK_MAX points, or to a quarter of geoacc.gpu_memory_limit when
+ * that is set, so that a chunk reaches the GPU in one batch.
+ */
 #define CHUNK_FIRST 1024
 #define CHUNK_MAX (1 << 22)
+#define POINT_BYTES (2 * sizeof(double) + 1)
 
 /*
  * The most samples one point adds to one cell: itself, and two of its
@@ -67,6 +73,7 @@ typedef struct DensityState
 	/* points not yet projected */
 	uint32		npoints;
 	uint32		capacity;
+	uint32		chunk_max;
 	double	   *xy;
 	uint8	   *flags;
 } DensityState;
@@ -200,6 +207,18 @@ CellCount(const DensityArgs *args)
 	return (size_t) args->grid.width * args->grid.height;
 }
 
+static uint32
+ChunkMaxPoints(void)
+{
+	/* the setting's value in MB, as a plain number */
+	uint64		limit_mb = strtoul(GetConfigOption("geoacc.gpu_memory_limit", false, false), NULL, 10);
+	uint64		points = limit_mb * 1024 * 1024 / 4 / POINT_BYTES;
+
+	if (limit_mb == 0)
+		return CHUNK_MAX;
+	return (uint32) Max(CHUNK_FIRST, Min(CHUNK_MAX, points));
+}
+
 /* A state with zero counts and no points, in the aggregate's memory context. */
 static DensityState *
 StateCreate(MemoryContext aggcontext, const DensityHeader *h)
@@ -207,6 +226,7 @@ StateCreate(MemoryContext aggcontext, const DensityHeader *h)
 	DensityState *state = MemoryContextAllocZero(aggcontext, sizeof(DensityState));
 
 	state->h = *h;
+	state->chunk_max = ChunkMaxPoints();
 	state->counts = MemoryContextAllocZero(aggcontext, CellCount(&h->args) * sizeof(uint32));
 	return state;
 }
@@ -263,18 +283,18 @@ StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, u
 {
 	if (state->npoints == state->capacity)
 	{
-		if (state->capacity < CHUNK_MAX)
+		if (state->capacity < state->chunk_max)
 		{
-			uint32		capacity = state->capacity == 0 ? CHUNK_FIRST : state->capacity * 2;
+			uint32		capacity = Min(state->chunk_max, Max(CHUNK_FIRST, state->capacity * 2));
 
 			if (state->xy == NULL)
 			{
-				state->xy = MemoryContextAlloc(aggcontext, sizeof(double) * 2 * capacity);
+				state->xy = MemoryContextAlloc(aggcontext, sizeof(double) * 2 * (size_t) capacity);
 				state->flags = MemoryContextAlloc(aggcontext, capacity);
 			}
 			else
 			{
-				state->xy = repalloc(state->xy, sizeof(double) * 2 * capacity);
+				state->xy = repalloc(state->xy, sizeof(double) * 2 * (size_t) capacity);
 				state->flags = repalloc(state->flags, capacity);
 			}
 			state->capacity = capacity;

@@ -1,0 +1,279 @@
+-- gpu_density_raster, geoacc_density_kernel and geoacc_raster_png, without postgis_raster
+-- (density_raster_postgis reads the rasters with PostGIS itself).
+
+-- Readers of the raster WKB that gpu_density_raster returns (little-endian): header fields at fixed
+-- offsets, float64 pixels row by row from byte 70.
+CREATE FUNCTION dr_u16(r bytea, pos int) RETURNS int LANGUAGE sql IMMUTABLE STRICT
+	AS $$ SELECT get_byte(r, pos) + 256 * get_byte(r, pos + 1) $$;
+CREATE FUNCTION dr_f64(r bytea, pos int) RETURNS float8 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+	bits bigint := 0;
+	e int;
+BEGIN
+	FOR i IN REVERSE 7..0 LOOP
+		bits := (bits << 8) | get_byte(r, pos + i);
+	END LOOP;
+	e := ((bits >> 52) & 2047)::int;
+	RETURN (CASE WHEN bits < 0 THEN -1 ELSE 1 END) *
+		CASE WHEN e = 0 THEN (bits & 4503599627370495)::float8 * 2::float8 ^ -1074
+			ELSE ((bits & 4503599627370495) + 4503599627370496)::float8 * 2::float8 ^ (e - 1075) END;
+END $$;
+CREATE FUNCTION dr_cells(r bytea) RETURNS TABLE (row_no int, col_no int, value float8)
+	LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+	-- one uncompressed copy: get_byte would decompress a compressed value on every call
+	raster bytea := r || ''::bytea;
+	width int := dr_u16(raster, 57);
+BEGIN
+	RETURN QUERY SELECT i / width, i % width, dr_f64(raster, 70 + 8 * i)
+		FROM generate_series(0, width * dr_u16(raster, 59) - 1) i;
+END $$;
+-- the nonzero cells as (row,column)=value, rows from the north
+CREATE FUNCTION dr_nonzero(r bytea) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+	SELECT string_agg(format('(%s,%s)=%s', row_no, col_no, value), ' ' ORDER BY row_no, col_no)
+	FROM dr_cells(r) WHERE value <> 0 $$;
+-- raw counts (kernel_size 1) of some tracks over [0, xmax] x [0, ymax] in cells of 1 x 1
+CREATE FUNCTION dr_counts(tracks text[], xmax int, ymax int, interpolate boolean DEFAULT true) RETURNS text
+	LANGUAGE sql AS $$
+	SELECT dr_nonzero(gpu_density_raster(t::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(xmax, ymax)),
+		xmax, ymax, 'gaussian', 1, interpolate))
+	FROM unnest(tracks) t $$;
+
+-- the raster WKB: header, one 64-bit float band (pixel type 11) without nodata, north-up
+SELECT get_byte(r, 0) AS little_endian, dr_u16(r, 1) AS version, dr_u16(r, 3) AS bands,
+	dr_f64(r, 5) AS scale_x, dr_f64(r, 13) AS scale_y, dr_f64(r, 21) AS upper_left_x,
+	dr_f64(r, 29) AS upper_left_y, dr_f64(r, 37) AS skew_x, dr_f64(r, 45) AS skew_y,
+	dr_u16(r, 53) + 65536 * dr_u16(r, 55) AS srid, dr_u16(r, 57) AS width, dr_u16(r, 59) AS height,
+	get_byte(r, 61) AS band_type, dr_f64(r, 62) AS nodata, length(r) = 70 + 8 * 4 * 3 AS length_ok
+FROM (SELECT gpu_density_raster(ST_SetSRID('LINESTRING M (101 201 1, 107 202.5 2)'::geometry, 32618),
+	ST_MakeBox2D(ST_Point(100, 200), ST_Point(108, 203)), 4, 3) AS r) x;
+
+-- Hand-checked projections with raw counts.  A diagonal through the middle of four cells: one sample
+-- in each cell between the ends.
+SELECT dr_counts(ARRAY['LINESTRING M (0.5 0.5 1, 4.5 4.5 2)'], 5, 5);
+-- a shallow line, 6 columns and 2 rows apart: every column once (an 8-connected line)
+SELECT dr_counts(ARRAY['LINESTRING M (0.5 7.5 1, 6.5 5.5 2)'], 8, 8);
+-- cells one apart are not joined
+SELECT dr_counts(ARRAY['LINESTRING M (0.1 0.1 1, 1.9 1.9 2, 1.95 1.95 3)'], 4, 4);
+-- points on cell edges go east and south; the extent's borders are inside; beyond them is outside
+SELECT dr_counts(ARRAY['LINESTRING M (1 2 1, 1 2.5 2)', 'LINESTRING M (4 0 1, 4.5 0 2)',
+	'LINESTRING M (0 4 1, 0.5 3.5 2)', 'LINESTRING M (2 3 1, 2 3.5 2)'], 4, 4);
+-- out through the east border and back: the samples inside count, the rest are clipped away
+SELECT dr_counts(ARRAY['LINESTRING M (0.5 1.5 1, 15.5 1.5 2, 15.5 1.7 3, 4.5 1.7 4)'], 10, 3);
+-- a segment crossing the whole extent with both ends outside
+SELECT dr_counts(ARRAY['LINESTRING M (-100.5 0.5 1, 109.5 0.5 2)'], 10, 3);
+-- one trajectory through the same cell twice, with and without interpolation
+SELECT dr_counts(ARRAY['LINESTRING M (1.5 2.5 1, 3.5 2.5 2, 3.5 0.5 3, 1.5 0.5 4, 1.5 2.5 5)'], 4, 4);
+SELECT dr_counts(ARRAY['LINESTRING M (1.5 2.5 1, 3.5 2.5 2, 3.5 0.5 3, 1.5 0.5 4, 1.5 2.5 5)'], 4, 4, false);
+-- LINESTRING ZM, and a track that stays in one cell
+SELECT dr_counts(ARRAY['LINESTRING ZM (0.5 0.5 7 1, 2.5 0.5 7 2)', 'LINESTRING M (3.5 3.5 1, 3.6 3.4 2)'], 4, 4);
+
+-- Kernels: normalized, non-negative, symmetric, largest in the centre, for every odd size
+SELECT kernel, bool_and(abs(total - 1) < 1e-12) AS sums_to_one, bool_and(smallest >= 0) AS non_negative,
+	bool_and(flat = transposed AND flat = flipped) AS symmetric, bool_and(centre = largest) AS centre_largest
+FROM (SELECT kernel, size, sum(x) AS total, min(x) AS smallest, max(x) AS largest,
+		max(x) FILTER (WHERE n = (size * size + 1) / 2) AS centre,
+		array_agg(x ORDER BY n) AS flat,
+		array_agg(x ORDER BY (n - 1) % size, (n - 1) / size) AS transposed,
+		array_agg(x ORDER BY size - 1 - (n - 1) / size, (n - 1) % size) AS flipped
+	FROM unnest(ARRAY['uniform', 'triangular', 'epanechnikov', 'quartic', 'triweight', 'tricube', 'gaussian',
+		'cosine']) kernel,
+		generate_series(1, 63, 2) size,
+		unnest(geoacc_density_kernel(kernel, size)) WITH ORDINALITY AS w(x, n)
+	GROUP BY kernel, size) s
+GROUP BY kernel ORDER BY kernel;
+-- size 3 has bandwidth 2: q = 0, 1/4, 1/2 at the centre, sides and corners
+SELECT geoacc_density_kernel('epanechnikov', 3);
+SELECT geoacc_density_kernel('uniform', 3);
+SELECT geoacc_density_kernel(kernel_size => 1);
+-- the gaussian has sigma = bandwidth / 3: a side cell of size 3 weighs exp(-1.125) of the centre
+SELECT abs(w[1][2] / w[2][2] - exp(-1.125)) < 1e-14 AS gaussian_sigma FROM geoacc_density_kernel('gaussian', 3) w;
+
+-- Two points in the middle cell of a 65 x 65 raster: each kernel's raster sums to 2, even at size 63;
+-- at the north-west corner only a quarter (and the cells on the two borders) stays, the rest is lost
+SELECT kernel, abs(centre.total - 2) < 1e-12 AS centre_sums_to_2, corner.total BETWEEN 0.5 AND 0.55 AS corner_keeps_a_quarter
+FROM unnest(ARRAY['uniform', 'triangular', 'epanechnikov', 'quartic', 'triweight', 'tricube', 'gaussian',
+	'cosine']) kernel,
+	LATERAL (SELECT sum(value) AS total FROM dr_cells((
+		SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(65, 65)), 65, 65, kernel, 63)
+		FROM (VALUES ('LINESTRING M (32.5 32.5 1, 32.6 32.6 2)'::geometry)) t(traj)))) centre,
+	LATERAL (SELECT sum(value) AS total FROM dr_cells((
+		SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(65, 65)), 65, 65, kernel, 63)
+		FROM (VALUES ('LINESTRING M (0.5 64.5 1, 0.6 64.6 2)'::geometry)) t(traj)))) corner
+ORDER BY kernel;
+-- a uniform 3 x 3 kernel spreads two points in one cell over nine cells
+SELECT dr_nonzero(gpu_density_raster('LINESTRING M (2.5 2.5 1, 2.6 2.6 2)'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(5, 5)), 5, 5, 'uniform', 3));
+
+-- NULL rows are ignored; no rows (or only NULL rows) give NULL; empty tracks add nothing
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 2, 2) IS NULL AS no_rows
+FROM ais_tracks WHERE false;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 2, 2) IS NULL AS null_rows
+FROM (VALUES (NULL::geometry), (NULL)) t(traj);
+SELECT dr_counts(ARRAY[NULL, 'LINESTRING M (0.5 0.5 1, 0.6 0.6 2)', NULL], 2, 2);
+SELECT dr_counts(ARRAY['LINESTRING M EMPTY'], 2, 2) IS NULL AS empty_track_adds_nothing;
+
+-- Real AIS tracks, New York harbour (cells of about 400 x 500 m, tracks leaving the extent): raw counts
+-- against the definition computed here in SQL, cell by cell.  Every vertex and every interpolated
+-- sample k / n of a segment whose cells are n > 1 apart, in cell coordinates, counts where it is inside.
+CREATE TEMP TABLE dr_extent AS
+SELECT 560000::float8 AS x0, 4480000::float8 AS y0, 600000::float8 AS x1, 4520000::float8 AS y1,
+	96 AS w, 80 AS h;
+CREATE TEMP TABLE dr_vertices AS
+SELECT t.id, d.path[1] AS i,
+	(ST_X(d.geom) - e.x0) / (e.x1 - e.x0) * e.w AS u,
+	(e.y1 - ST_Y(d.geom)) / (e.y1 - e.y0) * e.h AS v
+FROM ais_tracks t, ST_DumpPoints(t.traj) d, dr_extent e;
+CREATE TEMP TABLE dr_segments AS
+SELECT u0, v0, u, v, greatest(abs(floor(u) - floor(u0)), abs(floor(v) - floor(v0))) AS n
+FROM (SELECT lag(u) OVER w AS u0, lag(v) OVER w AS v0, u, v
+	FROM dr_vertices WINDOW w AS (PARTITION BY id ORDER BY i)) s
+WHERE u0 IS NOT NULL;
+CREATE TEMP TABLE dr_reference AS
+SELECT least(floor(s.v), e.h - 1)::int AS row_no, least(floor(s.u), e.w - 1)::int AS col_no, count(*) AS n,
+	bool_or(interpolated) AS has_samples
+FROM (SELECT u, v, false AS interpolated FROM dr_vertices
+	UNION ALL
+	SELECT u0 + (k::float8 / n) * (u - u0), v0 + (k::float8 / n) * (v - v0), true
+	FROM dr_segments, generate_series(1, n::int - 1) k WHERE n >= 2) s, dr_extent e
+WHERE s.u >= 0 AND s.u <= e.w AND s.v >= 0 AND s.v <= e.h
+GROUP BY 1, 2;
+CREATE TEMP TABLE dr_ny AS
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1, e.y1)), e.w, e.h,
+	'gaussian', 1) AS raw,
+	gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1, e.y1)), e.w, e.h,
+	'quartic', 9) AS smooth
+FROM ais_tracks, dr_extent e GROUP BY e.x0, e.y0, e.x1, e.y1, e.w, e.h;
+SELECT count(*) AS cells, sum(r.n) AS samples, count(*) FILTER (WHERE has_samples) AS cells_with_interpolation,
+	count(*) FILTER (WHERE c.value IS DISTINCT FROM r.n) AS mismatches
+FROM dr_reference r FULL JOIN (SELECT * FROM dr_cells((SELECT raw FROM dr_ny)) WHERE value <> 0) c USING (row_no, col_no);
+-- the quartic 9 x 9 convolution of those counts, summed here in SQL (another order: within 1e-12)
+WITH k AS (
+	SELECT (i - 1) / 9 - 4 AS di, (i - 1) % 9 - 4 AS dj, w
+	FROM unnest(geoacc_density_kernel('quartic', 9)) WITH ORDINALITY AS x(w, i)
+), expected AS (
+	SELECT r.row_no + k.di AS row_no, r.col_no + k.dj AS col_no, sum(k.w * r.n) AS value
+	FROM dr_reference r, k, dr_extent e
+	WHERE r.row_no + k.di BETWEEN 0 AND e.h - 1 AND r.col_no + k.dj BETWEEN 0 AND e.w - 1
+	GROUP BY 1, 2
+)
+SELECT count(*) AS cells, max(abs(coalesce(c.value, 0) - coalesce(x.value, 0))) < 1e-12 AS convolution_matches,
+	abs(sum(c.value) - (SELECT sum(n) FROM dr_reference)) < 400 AS mass_mostly_kept
+FROM expected x FULL JOIN (SELECT * FROM dr_cells((SELECT smooth FROM dr_ny)) WHERE value <> 0) c
+	USING (row_no, col_no);
+
+-- The CPU result equals this session's device's (the GPU under geoacc.device = gpu), bit for bit, also
+-- with a 1 MB device memory cap (bands of rows on the GPU, chunks of about 15,000 points on both)
+SET geoacc.device = 'cpu';
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31))
+	AS cpu_md5 FROM ais_tracks \gset
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 512, 512, 'epanechnikov', 63))
+	AS cpu_md5_63 FROM ais_tracks \gset
+RESET geoacc.device;
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31))
+	= :'cpu_md5' AS same_on_session_device FROM ais_tracks;
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 512, 512, 'epanechnikov', 63))
+	= :'cpu_md5_63' AS same_on_session_device FROM ais_tracks;
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31))
+	= :'cpu_md5' AS same_with_1mb_cap FROM ais_tracks;
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 512, 512, 'epanechnikov', 63))
+	= :'cpu_md5_63' AS same_with_1mb_cap FROM ais_tracks;
+RESET geoacc.gpu_memory_limit;
+
+-- A parallel plan (partial rasters in workers, added up by the combine function) equals the serial one
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF)
+SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31)
+FROM ais_tracks;
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31))
+	= :'cpu_md5' AS parallel_equals_serial FROM ais_tracks;
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT md5(gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31))
+	= :'cpu_md5' AS parallel_equals_serial_1mb FROM ais_tracks;
+RESET geoacc.gpu_memory_limit;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET force_parallel_mode;
+
+-- PNG heatmaps: signature, size from the IHDR chunk, colour type 2 (RGB) or 6 (RGBA with nodata)
+CREATE TEMP TABLE dr_png AS
+SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600) AS r FROM ais_tracks;
+CREATE FUNCTION dr_png_info(png bytea) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+	SELECT format('signature %s, %s x %s, colour type %s',
+		substring(png FROM 1 FOR 8) = '\x89504e470d0a1a0a'::bytea,
+		(get_byte(png, 16) << 24) | (get_byte(png, 17) << 16) | (get_byte(png, 18) << 8) | get_byte(png, 19),
+		(get_byte(png, 20) << 24) | (get_byte(png, 21) << 16) | (get_byte(png, 22) << 8) | get_byte(png, 23),
+		get_byte(png, 25)) $$;
+SELECT dr_png_info(geoacc_raster_png(r)) FROM dr_png;
+-- six colormaps times three scales: eighteen different images, each the same every time
+SELECT count(DISTINCT md5(geoacc_raster_png(r, c, s))) AS images,
+	bool_and(geoacc_raster_png(r, c, s) = geoacc_raster_png(r, c, s)) AS deterministic
+FROM dr_png, unnest(ARRAY['viridis', 'magma', 'inferno', 'plasma', 'cividis', 'gray']) c,
+	unnest(ARRAY['linear', 'sqrt', 'log']) s;
+SELECT geoacc_raster_png(r, 'Viridis', 'LOG') = geoacc_raster_png(r) AS names_ignore_case FROM dr_png;
+-- the same band flagged as having nodata 0: empty cells become transparent
+SELECT dr_png_info(geoacc_raster_png(set_byte(r, 61, 64 + 11))) FROM dr_png;
+-- a raster whose every pixel is equal still makes an image
+SELECT dr_png_info(geoacc_raster_png(gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 1, 1)));
+
+-- Bad arguments
+CREATE TEMP TABLE dr_one AS SELECT ST_SetSRID('LINESTRING M (0.5 0.5 1, 2.5 0.5 2)'::geometry, 32618) AS traj;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 0, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, -5) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 70000, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 9000, 9000) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'box') FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 4) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 0) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 65) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, NULL) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, NULL) FROM dr_one;
+SELECT gpu_density_raster(traj, NULL, 10, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), NULL, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(0, 10)), 10, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point('Infinity', 10)), 10, 10) FROM dr_one;
+-- arguments that change from row to row
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), w, 10)
+FROM dr_one, (VALUES (10), (20)) v(w);
+-- geometries that are not trajectories, and mixed SRIDs
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES (ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 32618)), ('POINT M (0 0 1)')) t(traj);
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES ('LINESTRING (0 0, 1 1)'::geometry)) t(traj);
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry), ('LINESTRING M (0 0 5, 1 1 5)')) t(traj);
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES (ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 32618)),
+	(ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 4326))) t(traj);
+-- named arguments are not available for aggregates: PostgreSQL refuses them
+SELECT gpu_density_raster(traj, extent => ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), width => 10, height => 10)
+FROM dr_one;
+-- kernels
+SELECT geoacc_density_kernel('parabolic', 3);
+SELECT geoacc_density_kernel('gaussian', 8);
+-- PNG
+SELECT geoacc_raster_png(r, 'jet') FROM dr_png;
+SELECT geoacc_raster_png(r, 'viridis', 'cubic') FROM dr_png;
+SELECT geoacc_raster_png('\x0102'::bytea);
+SELECT geoacc_raster_png(set_byte(r, 0, 7)) FROM dr_png;
+SELECT geoacc_raster_png(substring(r FROM 1 FOR 1000)) FROM dr_png;
+SELECT geoacc_raster_png(set_byte(r, 1, 1)) FROM dr_png;
+SELECT geoacc_raster_png(set_byte(r, 3, 0)) FROM dr_png;
+SELECT geoacc_raster_png(set_byte(set_byte(r, 57, 0), 58, 0)) FROM dr_png;
+SELECT geoacc_raster_png(set_byte(r, 61, 9)) FROM dr_png;
+SELECT geoacc_raster_png(set_byte(r, 61, 128 + 11)) FROM dr_png;
+
+DROP FUNCTION dr_png_info(bytea);
+DROP FUNCTION dr_counts(text[], int, int, boolean);
+DROP FUNCTION dr_nonzero(bytea);
+DROP FUNCTION dr_cells(bytea);
+DROP FUNCTION dr_f64(bytea, int);
+DROP FUNCTION dr_u16(bytea, int);
