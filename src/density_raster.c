@@ -34,11 +34,12 @@
 #define POINT_BYTES (2 * sizeof(double) + 1)
 
 /*
- * The most samples one point adds to one cell: itself, and two of its
- * incoming segment where the east or south border merges two columns or
- * rows into the last cell.
+ * More samples than one point can add to one cell: itself, and of its
+ * incoming segment one per step along the main axis, or two where the east
+ * or south border merges the last two columns or rows (and rounding could
+ * put a sample next to its neighbour); a safe bound for the overflow check.
  */
-#define SAMPLES_PER_POINT_PER_CELL 3
+#define SAMPLES_PER_POINT_PER_CELL 8
 
 /* PostGIS raster WKB (raster/rt_core/rt_wkb.c): header and 64-bit float band */
 #define RASTER_WKB_HEADER 61

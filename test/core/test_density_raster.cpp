@@ -465,7 +465,7 @@ TEST(gpu_density_projection_in_bands_and_batches)
 {
 	REQUIRE_GPU();
 	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 700};
-	Points		p = random_tracks(grid, 300000);
+	Points		p = random_tracks(grid, 100000);
 	std::vector<uint32_t> cpu = project(GEOACC_DEVICE_CPU, grid, p);
 
 	/* caps below the raster (bands) and below the points (batches) */
