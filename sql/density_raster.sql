@@ -240,6 +240,9 @@ SELECT gpu_density_raster(traj, NULL, 10, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), NULL, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(0, 10)), 10, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point('Infinity', 10)), 10, 10) FROM dr_one;
+-- PostGIS normalizes an inverted box, so it stands for the same extent
+SELECT gpu_density_raster(traj, 'BOX(10 10,0 0)'::box2d, 10, 10)
+	= gpu_density_raster(traj, 'BOX(0 0,10 10)'::box2d, 10, 10) AS inverted_box_is_normalized FROM dr_one;
 -- arguments that change from row to row
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), w, 10)
 FROM dr_one, (VALUES (10), (20)) v(w);
