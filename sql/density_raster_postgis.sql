@@ -24,6 +24,14 @@ SELECT ST_Value(rast, 1, 1, 2) AS "v(1,2)", ST_Value(rast, 1, 2, 2) AS "v(2,2)",
 	(ST_SummaryStats(rast)).sum AS total
 FROM drp_small;
 
+-- a vertex on a cell corner is in the cell ST_WorldToRasterCoord gives (east and south of the corner)
+SELECT (ST_WorldToRasterCoord(rast, 102, 202)).*,
+	ST_Value(rast, 1, (ST_WorldToRasterCoord(rast, 102, 202)).columnx, (ST_WorldToRasterCoord(rast, 102, 202)).rowy)
+		AS count_there,
+	(ST_SummaryStats(rast)).sum AS total
+FROM (SELECT ST_RastFromWKB(gpu_density_raster(ST_SetSRID('LINESTRING M (102 202 1, 102.5 202.5 2)'::geometry, 32618),
+	ST_MakeBox2D(ST_Point(100, 200), ST_Point(108, 203)), 4, 3, 'gaussian', 1)) AS rast) x;
+
 -- The AIS tracks over Virginia Beach: the raster covers the extent, and the raw counts of the vertices
 -- (no interpolation, kernel_size 1) match the cells PostGIS assigns them with ST_WorldToRasterCoord
 CREATE TEMP TABLE drp_ais AS
