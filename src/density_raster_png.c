@@ -15,6 +15,7 @@
 
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 /* stb_image_write: PNG to memory only, allocating with palloc */
 static void *
@@ -350,6 +351,11 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 
 	BandFromWkb(wkb, &band);
 	npixels = (size_t) band.width * band.height;
+	if (npixels > MaxAllocSize / 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a raster of %u x %u pixels is too large for a PNG", band.width, band.height),
+				 errdetail("At most %zu pixels are supported.", (size_t) (MaxAllocSize / 4))));
 	for (size_t i = 0; i < npixels; i++)
 	{
 		double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
