@@ -190,22 +190,29 @@ GeoaccStatus geoacc_dp_simplify(GeoaccDevice device, const GeoaccTrajectories *t
 								GeoaccSimplifyDistance distance, double tolerance,
 								uint8_t *keep, GeoaccSimplifyTiming *timing);
 
-/* Quality of a simplification (Huang et al.): see geoacc_compression_stats. */
-typedef struct GeoaccCompressionStats
+/*
+ * Device memory geoacc_dp_simplify() takes to simplify npoints vertices in
+ * ntrajectories trajectories as one piece on the GPU (to size batches).
+ */
+uint64_t	geoacc_dp_simplify_device_bytes(uint64_t npoints, uint64_t ntrajectories,
+											GeoaccSimplifyDistance distance, double tolerance);
+
+/* The quality measures of a simplification (Huang et al., Table IV). */
+typedef struct GeoaccCompressionMeasures
 {
 	double		compression_ratio;	/* 1 - simplified points / original points */
 	double		length_loss_rate;	/* (original length - simplified length) / original length */
 	double		dtw_distance;		/* dynamic time warping distance, XY, sum of matched distances */
-} GeoaccCompressionStats;
+} GeoaccCompressionMeasures;
 
 /*
- * Compare an original line with its simplification: points given as
- * npoints * ndims doubles (X Y first).  Both lines need at least one point;
+ * Compare an original line with its simplification, each given as npoints
+ * * ndims doubles (X Y first, ndims 2 to 4).  Both need at least one point;
  * length_loss_rate is NaN when the original has length 0.  CPU only.
  */
-GeoaccStatus geoacc_compression_stats(const double *original, uint32_t original_points, int original_ndims,
-									  const double *simplified, uint32_t simplified_points,
-									  int simplified_ndims, GeoaccCompressionStats *stats);
+GeoaccStatus geoacc_compression_measures(const double *original, uint32_t original_points, int original_ndims,
+										 const double *simplified, uint32_t simplified_points,
+										 int simplified_ndims, GeoaccCompressionMeasures *measures);
 
 #ifdef __cplusplus
 }

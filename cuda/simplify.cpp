@@ -200,10 +200,17 @@ geoacc_dp_simplify(GeoaccDevice device, const GeoaccTrajectories *trajectories,
 	});
 }
 
+extern "C" uint64_t
+geoacc_dp_simplify_device_bytes(uint64_t npoints, uint64_t ntrajectories, GeoaccSimplifyDistance distance,
+								double tolerance)
+{
+	return piece_bytes(npoints, ntrajectories, distance, distance == GEOACC_SIMPLIFY_PLANAR && tolerance == 0.0);
+}
+
 extern "C" GeoaccStatus
-geoacc_compression_stats(const double *original, uint32_t original_points, int original_ndims,
-						 const double *simplified, uint32_t simplified_points, int simplified_ndims,
-						 GeoaccCompressionStats *stats)
+geoacc_compression_measures(const double *original, uint32_t original_points, int original_ndims,
+							const double *simplified, uint32_t simplified_points, int simplified_ndims,
+							GeoaccCompressionMeasures *measures)
 {
 	return guarded([&] {
 		if (original_points == 0 || simplified_points == 0)
@@ -214,10 +221,10 @@ geoacc_compression_stats(const double *original, uint32_t original_points, int o
 		double		original_length = length_2d(original, original_points, original_ndims);
 		double		simplified_length = length_2d(simplified, simplified_points, simplified_ndims);
 
-		stats->compression_ratio = 1.0 - (double) simplified_points / (double) original_points;
-		stats->length_loss_rate = original_length > 0.0
+		measures->compression_ratio = 1.0 - (double) simplified_points / (double) original_points;
+		measures->length_loss_rate = original_length > 0.0
 			? (original_length - simplified_length) / original_length : NAN;
-		stats->dtw_distance = dtw_2d(original, original_points, original_ndims,
+		measures->dtw_distance = dtw_2d(original, original_points, original_ndims,
 									 simplified, simplified_points, simplified_ndims);
 	});
 }

@@ -36,16 +36,8 @@ namespace geoacc
 namespace
 {
 
-constexpr uint32_t kShortSegment = 32;	/* interior vertices one thread settles */
 constexpr uint32_t kWalkSteps = 8192;	/* tolerance-0 vertices per thread and launch */
 constexpr unsigned kThreads = 256;
-
-/* A segment by its end vertices (indices within the piece). */
-struct Span
-{
-	uint32_t	a;
-	uint32_t	b;
-};
 
 struct ToValueIndex
 {
@@ -226,48 +218,6 @@ walk_kernel(PointArrays p, const uint32_t *offsets, uint32_t ntrajectories, uint
 }
 
 /* ------------------------------------------------------------- pieces */
-
-/* Device bytes CUB's scans may need for n items: a generous bound. */
-uint64_t
-scan_temp_bound(uint64_t n)
-{
-	return n + (64u << 10);
-}
-
-/* Sizes of a piece's DP buffers; the memory plan and the allocation share them. */
-struct DpSizes
-{
-	uint64_t	points;
-	uint64_t	segments;		/* long segments never exceed this: their interiors are disjoint */
-	uint64_t	candidates;
-
-	DpSizes(uint64_t npoints, uint64_t ntrajectories)
-		: points(npoints),
-		  segments(npoints / (kShortSegment + 1) + 1),
-		  candidates(std::max<uint64_t>(ntrajectories, 2 * segments))
-	{
-	}
-
-	uint64_t	bytes() const
-	{
-		return candidates * sizeof(Span) + 2 * (candidates + 1) * sizeof(uint32_t)
-			+ segments * (sizeof(Span) + sizeof(ValueIndex)) + 2 * (segments + 1) * sizeof(uint32_t)
-			+ points * (2 * sizeof(uint32_t) + sizeof(double))
-			+ scan_temp_bound(std::max(points, candidates + 1));
-	}
-};
-
-/* Device bytes one piece of n points and t trajectories takes. */
-uint64_t
-piece_bytes(uint64_t n, uint64_t t, GeoaccSimplifyDistance distance, bool walk)
-{
-	uint64_t	coordinates = 2 + uses_z(distance) + uses_m(distance);
-	uint64_t	bytes = n * (coordinates * sizeof(double) + 1) + (t + 1) * sizeof(uint32_t);
-
-	if (walk)
-		return bytes + 2 * t * sizeof(uint32_t) + sizeof(uint32_t);
-	return bytes + DpSizes(n, t).bytes();
-}
 
 /* A CUDA event on geoacc's stream, destroyed on any exit. */
 class Event

@@ -11,7 +11,9 @@
 #define GEOACC_SIMPLIFY_H
 
 #include "core.h"
+#include "primitives.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -52,6 +54,62 @@ GEOACC_HD constexpr bool
 uses_m(GeoaccSimplifyDistance d)
 {
 	return d == GEOACC_SIMPLIFY_SYNCHRONIZED || d == GEOACC_SIMPLIFY_SYNCHRONIZED_3D;
+}
+
+/* Segments with at most this many interior vertices are settled by one GPU thread. */
+constexpr uint32_t kShortSegment = 32;
+
+/* A segment by its end vertices. */
+struct Span
+{
+	uint32_t	a;
+	uint32_t	b;
+};
+
+/* Device bytes CUB's scans may need for n items: a generous bound. */
+inline uint64_t
+scan_temp_bound(uint64_t n)
+{
+	return n + (64u << 10);
+}
+
+/* Sizes of the GPU's DP buffers for one piece; its allocation and its memory plan share them. */
+struct DpSizes
+{
+	uint64_t	points;
+	uint64_t	segments;		/* long segments never exceed this: their interiors are disjoint */
+	uint64_t	candidates;
+
+	DpSizes(uint64_t npoints, uint64_t ntrajectories)
+		: points(npoints),
+		  segments(npoints / (kShortSegment + 1) + 1),
+		  candidates(std::max<uint64_t>(ntrajectories, 2 * segments))
+	{
+	}
+
+	uint64_t	bytes() const
+	{
+		return candidates * sizeof(Span) + 2 * (candidates + 1) * sizeof(uint32_t)
+			+ segments * (sizeof(Span) + sizeof(ValueIndex)) + 2 * (segments + 1) * sizeof(uint32_t)
+			+ points * (2 * sizeof(uint32_t) + sizeof(double))
+			+ scan_temp_bound(std::max(points, candidates + 1));
+	}
+};
+
+/*
+ * Device bytes for one GPU piece of n vertices in t trajectories: the
+ * coordinates the distance reads, keep flags, offsets, and either the
+ * tolerance-0 walk's state or the DP buffers.
+ */
+inline uint64_t
+piece_bytes(uint64_t n, uint64_t t, GeoaccSimplifyDistance distance, bool walk)
+{
+	uint64_t	coordinates = 2 + uses_z(distance) + uses_m(distance);
+	uint64_t	bytes = n * (coordinates * sizeof(double) + 1) + (t + 1) * sizeof(uint32_t);
+
+	if (walk)
+		return bytes + 2 * t * sizeof(uint32_t) + sizeof(uint32_t);
+	return bytes + DpSizes(n, t).bytes();
 }
 
 /*

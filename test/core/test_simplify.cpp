@@ -487,9 +487,9 @@ TEST(compression_stats_hand_checked)
 {
 	double		original[] = {0, 0, 1, 0, 2, 0, 3, 0};	/* X Y */
 	double		simplified[] = {0, 0, 10, 3, 0, 20};	/* X Y M */
-	GeoaccCompressionStats s;
+	GeoaccCompressionMeasures s;
 
-	CHECK_OK(geoacc_compression_stats(original, 4, 2, simplified, 2, 3, &s));
+	CHECK_OK(geoacc_compression_measures(original, 4, 2, simplified, 2, 3, &s));
 	CHECK(s.compression_ratio == 0.5);
 	CHECK(s.length_loss_rate == 0.0);
 	CHECK(s.dtw_distance == 2.0);	/* (1 0) and (2 0) each 1 from their nearest end */
@@ -497,17 +497,17 @@ TEST(compression_stats_hand_checked)
 	double		zigzag[] = {0, 0, 0, 3, 4, 3, 4, 0};	/* length 3 + 4 + 3 = 10, end to end 4 */
 	double		ends[] = {0, 0, 4, 0};
 
-	CHECK_OK(geoacc_compression_stats(zigzag, 4, 2, ends, 2, 2, &s));
+	CHECK_OK(geoacc_compression_measures(zigzag, 4, 2, ends, 2, 2, &s));
 	CHECK(s.length_loss_rate == 0.6);
 	CHECK(s.dtw_distance == 6.0);	/* (0 3) and (4 3) are 3 from their nearest end */
 
 	double		still[] = {5, 5, 5, 5};
 
-	CHECK_OK(geoacc_compression_stats(still, 2, 2, still, 2, 2, &s));
+	CHECK_OK(geoacc_compression_measures(still, 2, 2, still, 2, 2, &s));
 	CHECK(std::isnan(s.length_loss_rate));
 	CHECK(s.compression_ratio == 0.0 && s.dtw_distance == 0.0);
-	CHECK(geoacc_compression_stats(still, 0, 2, still, 2, 2, &s) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_compression_stats(still, 2, 5, still, 2, 2, &s) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_compression_measures(still, 0, 2, still, 2, 2, &s) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_compression_measures(still, 2, 5, still, 2, 2, &s) == GEOACC_ERR_INVALID_ARGUMENT);
 }
 
 /* DTW against the textbook full matrix with infinite borders. */
@@ -546,9 +546,9 @@ TEST(compression_stats_dtw_matches_full_matrix)
 		for (size_t j = 1; j < m; j++)
 			simplified_length += std::hypot(s[3 * j] - s[3 * j - 3], s[3 * j + 1] - s[3 * j - 2]);
 
-		GeoaccCompressionStats st;
+		GeoaccCompressionMeasures st;
 
-		CHECK_OK(geoacc_compression_stats(o.data(), (uint32_t) n, 3, s.data(), (uint32_t) m, 3, &st));
+		CHECK_OK(geoacc_compression_measures(o.data(), (uint32_t) n, 3, s.data(), (uint32_t) m, 3, &st));
 		CHECK(std::fabs(st.dtw_distance - dtw[n][m]) <= 1e-9 * (1 + dtw[n][m]));
 		CHECK(st.compression_ratio == 1.0 - (double) m / (double) n);
 		if (length > 0)
