@@ -2,15 +2,17 @@
  * simplify.c
  *
  * gpu_dp_simplify(traj, tolerance, synchronized, use_z), a window function
- * in the manner of PostGIS's ST_ClusterDBSCAN (lwgeom_window.c): its first
- * call in a partition reads and checks every row's trajectory, simplifies
- * them all in batches, and keeps one bit per vertex in the partition's
- * memory; each call then returns its row's trajectory with the kept
- * vertices, copied bit for bit.  Batches are chunks of rows of at most
- * CHUNK_POINTS vertices, so that no host array nears PostgreSQL's 1 GB
- * allocation limit; the core cuts each chunk further to fit the device.
+ * in the manner of PostGIS's ST_ClusterDBSCAN (lwgeom_window.c), and
+ * geoacc_compression_stats(), the quality of a simplification.
  *
- * Also geoacc_compression_stats(), the quality of a simplification.
+ * The window function works through its partition in chunks of rows: when
+ * a row is asked for that the current chunk does not hold, it reads that
+ * row and the following ones (checking each trajectory, splitting the
+ * coordinates by axis) until the chunk holds CHUNK_POINTS vertices or what
+ * the device can take, simplifies all of them in one call of the core, and
+ * then answers each row of the chunk from the chunk's arrays and keep flags.
+ * So memory stays bounded, no array nears PostgreSQL's 1 GB allocation
+ * limit, and each trajectory is read once.
  */
 #include "geoacc.h"
 
@@ -23,8 +25,8 @@
 #include "utils/memutils.h"
 #include "windowapi.h"
 
-/* Vertices per chunk of rows (a row larger than this is a chunk of its own). */
-#define CHUNK_POINTS ((uint32) 1 << 25)
+/* Vertices per chunk of rows (a larger row makes a chunk of its own). */
+#define CHUNK_POINTS ((uint32) 1 << 24)
 
 /* The arguments every row of a partition must share. */
 typedef struct SimplifyParams
@@ -35,67 +37,66 @@ typedef struct SimplifyParams
 	bool		use_z;
 } SimplifyParams;
 
-/* What the first call in a partition leaves for the others. */
+/* A row of the current chunk. */
+typedef struct ChunkRow
+{
+	uint32		first;			/* its first vertex in the chunk's arrays */
+	uint32		npoints;		/* 0: returned as it is (NULL, empty, 1-2 vertices) */
+	bool		has_z;
+} ChunkRow;
+
+/* The state of one partition, in its local memory. */
 typedef struct SimplifyPartition
 {
-	bool		computed;
-	bool		all_null;
-	int64	   *first_bit;		/* per row, its first keep bit; rows + 1 entries */
-	uint8	   *keep_bits;		/* one bit per vertex of the rows simplified */
-	int64		keep_bytes;
-} SimplifyPartition;
-
-/* Trajectories gathered for one call of the core, as arrays. */
-typedef struct SimplifyChunk
-{
-	uint32		ntrajectories;
-	uint32		npoints;
-	uint32		max_points;		/* allocated */
-	uint32		max_trajectories;
-	uint32	   *offsets;
-	double	   *x;
-	double	   *y;
-	double	   *z;				/* 3D distances only */
-	double	   *m;				/* synchronized distances only */
-	uint8	   *keep;
-	int64		first_bit;		/* partition bit of the chunk's first vertex */
-} SimplifyChunk;
-
-/* The computation of one partition. */
-typedef struct SimplifyState
-{
-	SimplifyPartition *part;
-	MemoryContext partcxt;
-	MemoryContext workcxt;
+	bool		started;
+	int64		nrows;
+	bool		stable_params;	/* constants: no need to compare rows */
 	SimplifyParams params;
 	GeoaccSimplifyDistance distance;
-	SimplifyChunk chunk;
+	MemoryContext partcxt;
+	MemoryContext rowcxt;
 	bool		have_srid;
 	int32		srid;
 	int64		srid_row;
+
+	/* the current chunk: rows [chunk_begin, chunk_end) */
+	int64		chunk_begin;
+	int64		chunk_end;
+	ChunkRow   *rows;
+	uint32		max_rows;
+	uint32		ntrajectories;
+	uint32		max_trajectories;
+	uint32	   *offsets;
+	uint32		npoints;
+	uint32		max_points;
+	double	   *x;
+	double	   *y;
+	double	   *z;				/* once a row has Z */
+	double	   *m;
+	uint8	   *keep;
+
+	/* device choice and statistics */
 	bool		call_begun;
 	GeoaccCall	call;
-	uint64		device_budget;	/* GPU: device bytes a chunk may take; 0 on the CPU */
 	instr_time	start;
+	uint64		device_budget;	/* GPU: device bytes a chunk may take; 0 on the CPU */
+	int64		points_read;
 	int			nchunks;
 	GeoaccSimplifyTiming spent;
-} SimplifyState;
+} SimplifyPartition;
 
 /* ------------------------------------------------------------ arguments */
 
+/* The current row's tolerance, synchronized and use_z, checked. */
 static void
 ReadParams(WindowObject win, int64 row, SimplifyParams *p)
 {
 	bool		null_tolerance,
 				null_synchronized,
-				null_use_z,
-				isout;
-	Datum		tolerance = WinGetFuncArgInPartition(win, 1, (int) row, WINDOW_SEEK_HEAD, false,
-													 &null_tolerance, &isout);
-	Datum		synchronized = WinGetFuncArgInPartition(win, 2, (int) row, WINDOW_SEEK_HEAD, false,
-														&null_synchronized, &isout);
-	Datum		use_z = WinGetFuncArgInPartition(win, 3, (int) row, WINDOW_SEEK_HEAD, false,
-												 &null_use_z, &isout);
+				null_use_z;
+	Datum		tolerance = WinGetFuncArgCurrent(win, 1, &null_tolerance);
+	Datum		synchronized = WinGetFuncArgCurrent(win, 2, &null_synchronized);
+	Datum		use_z = WinGetFuncArgCurrent(win, 3, &null_use_z);
 
 	memset(p, 0, sizeof(*p));
 	p->null = null_tolerance || null_synchronized || null_use_z;
@@ -119,318 +120,310 @@ SameParams(const SimplifyParams *a, const SimplifyParams *b)
 	return a->tolerance == b->tolerance && a->synchronized == b->synchronized && a->use_z == b->use_z;
 }
 
-/* --------------------------------------------------------------- chunks */
-
-/* Make room for n more vertices and one more trajectory. */
+/* On the first row: the partition's size, parameters and memory. */
 static void
-ChunkReserve(SimplifyState *st, uint32 n)
+StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
 {
-	SimplifyChunk *c = &st->chunk;
-	uint64		need = (uint64) c->npoints + n;
+	part->nrows = WinGetPartitionRowCount(win);
+	if (part->nrows > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("window partition has too many rows for gpu_dp_simplify"),
+				 errdetail("The partition has " INT64_FORMAT " rows; the limit is %d.", part->nrows, PG_INT32_MAX),
+				 errhint("Use PARTITION BY to split the rows.")));
+	INSTR_TIME_SET_CURRENT(part->start);
+	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) &&
+		get_fn_expr_arg_stable(fcinfo->flinfo, 2) && get_fn_expr_arg_stable(fcinfo->flinfo, 3);
+	ReadParams(win, 0, &part->params);
+	part->distance = part->params.synchronized
+		? (part->params.use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
+		: (part->params.use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
+	part->partcxt = GetMemoryChunkContext(part);
+	part->rowcxt = AllocSetContextCreate(part->partcxt, "gpu_dp_simplify row", ALLOCSET_DEFAULT_SIZES);
+	part->started = true;
+}
 
-	if (need > c->max_points)
+/* ---------------------------------------------------------------- chunks */
+
+static void *
+Grow(SimplifyPartition *part, void *array, Size bytes)
+{
+	return array == NULL ? MemoryContextAllocHuge(part->partcxt, bytes) : repalloc_huge(array, bytes);
+}
+
+/* Make room for one more row (and trajectory) in the chunk. */
+static void
+ChunkReserveRow(SimplifyPartition *part)
+{
+	uint32		k = (uint32) (part->chunk_end - part->chunk_begin);
+
+	if (k + 1 > part->max_rows)
 	{
-		uint64		size = Max(c->max_points, 65536);
-
-		while (size < need)
-			size *= 2;
-		size = Max(Min(size, CHUNK_POINTS), need);
-		if (c->x == NULL)
-		{
-			c->x = MemoryContextAllocHuge(st->workcxt, size * sizeof(double));
-			c->y = MemoryContextAllocHuge(st->workcxt, size * sizeof(double));
-			if (st->params.use_z)
-				c->z = MemoryContextAllocHuge(st->workcxt, size * sizeof(double));
-			if (st->params.synchronized)
-				c->m = MemoryContextAllocHuge(st->workcxt, size * sizeof(double));
-			c->keep = MemoryContextAllocHuge(st->workcxt, size);
-		}
-		else
-		{
-			c->x = repalloc_huge(c->x, size * sizeof(double));
-			c->y = repalloc_huge(c->y, size * sizeof(double));
-			if (c->z)
-				c->z = repalloc_huge(c->z, size * sizeof(double));
-			if (c->m)
-				c->m = repalloc_huge(c->m, size * sizeof(double));
-			c->keep = repalloc_huge(c->keep, size);
-		}
-		c->max_points = (uint32) size;
+		part->max_rows = Max(2 * part->max_rows, 1024);
+		part->rows = Grow(part, part->rows, part->max_rows * sizeof(ChunkRow));
 	}
-	if (c->ntrajectories + 2 > c->max_trajectories)
+	if (part->ntrajectories + 2 > part->max_trajectories)
 	{
-		uint32		size = Max(c->max_trajectories * 2, 1024);
-
-		c->offsets = c->offsets == NULL
-			? MemoryContextAllocHuge(st->workcxt, size * sizeof(uint32))
-			: repalloc_huge(c->offsets, size * sizeof(uint32));
-		c->offsets[0] = 0;
-		c->max_trajectories = size;
+		part->max_trajectories = Max(2 * part->max_trajectories, 1024);
+		part->offsets = Grow(part, part->offsets, part->max_trajectories * sizeof(uint32));
 	}
 }
 
-/* Record the kept vertices of the chunk in the partition's bits. */
+/*
+ * Give the chunk room for `points` vertices.  A chunk is closed when full
+ * rather than grown, and each chunk gets twice the room of the one before
+ * (up to CHUNK_POINTS), so nothing is copied and small partitions stay
+ * small.
+ */
 static void
-ChunkStoreBits(SimplifyState *st)
+ChunkAllocate(SimplifyPartition *part, uint32 points, bool with_z)
 {
-	SimplifyPartition *part = st->part;
-	SimplifyChunk *c = &st->chunk;
-	int64		need = (c->first_bit + c->npoints + 7) / 8;
-
-	if (need > part->keep_bytes)
+	if (part->x != NULL)
 	{
-		int64		size = Max(need, 2 * part->keep_bytes);
-
-		part->keep_bits = part->keep_bits == NULL
-			? MemoryContextAllocHuge(st->partcxt, size)
-			: repalloc_huge(part->keep_bits, size);
-		memset(part->keep_bits + part->keep_bytes, 0, size - part->keep_bytes);
-		part->keep_bytes = size;
+		pfree(part->x);
+		pfree(part->y);
+		pfree(part->m);
+		pfree(part->keep);
+		if (part->z)
+			pfree(part->z);
 	}
-	for (uint32 i = 0; i < c->npoints; i++)
-		if (c->keep[i])
-		{
-			int64		bit = c->first_bit + i;
+	part->x = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	part->y = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	part->m = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	part->z = with_z ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
+	part->keep = MemoryContextAllocHuge(part->partcxt, points);
+	part->max_points = points;
+}
 
-			part->keep_bits[bit >> 3] |= (uint8) (1 << (bit & 7));
+/* Whether a trajectory of n vertices (with or without Z) still fits the chunk. */
+static bool
+ChunkFits(SimplifyPartition *part, uint32 n, bool has_z)
+{
+	uint64		points = (uint64) part->npoints + n;
+
+	if (part->npoints == 0)
+	{
+		/* the chunk's first trajectory always fits: make the room it needs */
+		if (part->x == NULL || n > part->max_points || (has_z && part->z == NULL))
+			ChunkAllocate(part, Max(n, Max(part->max_points, 65536)), has_z || part->z != NULL);
+		return true;
+	}
+	if (points > part->max_points || (has_z && part->z == NULL))
+		return false;
+	return part->device_budget == 0 ||
+		geoacc_dp_simplify_device_bytes(points, part->ntrajectories + 1, part->distance,
+										part->params.tolerance) <= part->device_budget;
+}
+
+/*
+ * Add a trajectory of at least 3 vertices, its coordinates split by axis,
+ * checking on the way that it is a trajectory; false if it is not (the
+ * caller then raises the precise error).
+ */
+static bool
+ChunkAppend(SimplifyPartition *part, const GeoaccLine *line, ChunkRow *row)
+{
+	const double *p = line->coords;
+	int			nd = line->ndims;
+	uint32		first = part->npoints;
+	bool		valid = line->has_m;
+	double		previous_m = -INFINITY;
+
+	for (uint32 i = 0; i < line->npoints; i++, p += nd)
+	{
+		part->x[first + i] = p[0];
+		part->y[first + i] = p[1];
+		part->m[first + i] = p[nd - 1];
+		valid &= isfinite(p[0]) && isfinite(p[1]) && isfinite(p[nd - 1]) && p[nd - 1] > previous_m;
+		previous_m = p[nd - 1];
+	}
+	if (line->has_z)
+	{
+		p = line->coords;
+		for (uint32 i = 0; i < line->npoints; i++, p += nd)
+		{
+			part->z[first + i] = p[2];
+			valid &= isfinite(p[2]);
 		}
+	}
+	if (!valid)
+		return false;
+	row->first = first;
+	row->npoints = line->npoints;
+	row->has_z = line->has_z;
+	part->npoints += line->npoints;
+	part->offsets[++part->ntrajectories] = part->npoints;
+	return true;
 }
 
 /*
  * Choose the device once the choice cannot change: at once for
- * geoacc.device = gpu or cpu; for auto, when the vertices read so far reach
- * geoacc.gpu_threshold, or at the end with all of them.  That is the choice
- * GeoaccCallBegin would make with the partition's total.
+ * geoacc.device = gpu or cpu; for auto, when the vertices read reach
+ * geoacc.gpu_threshold, or after the last row with all of them.  That is
+ * the choice GeoaccCallBegin would make with the partition's total.
  */
 static void
-BeginCall(SimplifyState *st, bool at_end)
+BeginCall(SimplifyPartition *part, bool at_end)
 {
-	int64		points = st->chunk.first_bit + st->chunk.npoints;
-
-	if (st->call_begun ||
-		(geoacc_device_setting == GEOACC_SETTING_AUTO && !at_end && points < geoacc_gpu_threshold))
+	if (part->call_begun ||
+		(geoacc_device_setting == GEOACC_SETTING_AUTO && !at_end && part->points_read < geoacc_gpu_threshold))
 		return;
-	GeoaccCallBegin(&st->call, "gpu_dp_simplify", points);
-	st->call.start = st->start; /* the clock covers reading the rows too */
-	st->call_begun = true;
-	if (st->call.device == GEOACC_DEVICE_GPU)
-		st->device_budget = GeoaccDeviceMemoryAvailable();
-}
-
-/* Simplify the gathered trajectories. */
-static void
-ChunkFlush(SimplifyState *st, bool at_end)
-{
-	SimplifyChunk *c = &st->chunk;
-	GeoaccTrajectories batch;
-	GeoaccSimplifyTiming spent;
-
-	BeginCall(st, at_end);
-	if (c->ntrajectories == 0)
-		return;
-	batch.ntrajectories = c->ntrajectories;
-	batch.offsets = c->offsets;
-	batch.x = c->x;
-	batch.y = c->y;
-	batch.z = c->z;
-	batch.m = c->m;
-	GeoaccCheck(geoacc_dp_simplify(st->call.device, &batch, st->distance, st->params.tolerance, c->keep, &spent));
-	ChunkStoreBits(st);
-	st->spent.transfer_ms += spent.transfer_ms;
-	st->spent.compute_ms += spent.compute_ms;
-	st->spent.pieces += spent.pieces;
-	st->spent.rounds += spent.rounds;
-	st->spent.cpu_points += spent.cpu_points;
-	st->nchunks++;
-	c->first_bit += c->npoints;
-	c->npoints = 0;
-	c->ntrajectories = 0;
-}
-
-/* Append a trajectory of at least 3 vertices, coordinates split by axis. */
-static void
-ChunkAppend(SimplifyState *st, const GeoaccLine *line)
-{
-	SimplifyChunk *c = &st->chunk;
-	const double *p = line->coords;
-	int			nd = line->ndims;
-	uint32		n = line->npoints;
-
-	/* a chunk fits the host limit, and the device once it is chosen */
-	BeginCall(st, false);
-	if (c->npoints > 0 &&
-		((uint64) c->npoints + n > CHUNK_POINTS ||
-		 (st->device_budget > 0 &&
-		  geoacc_dp_simplify_device_bytes((uint64) c->npoints + n, c->ntrajectories + 1, st->distance,
-										  st->params.tolerance) > st->device_budget)))
-		ChunkFlush(st, false);
-	ChunkReserve(st, n);
-	for (uint32 i = 0; i < n; i++, p += nd)
-	{
-		uint32		k = c->npoints + i;
-
-		c->x[k] = p[0];
-		c->y[k] = p[1];
-		if (c->z)
-			c->z[k] = p[2];
-		if (c->m)
-			c->m[k] = p[nd - 1];
-	}
-	c->npoints += n;
-	c->offsets[++c->ntrajectories] = c->npoints;
-}
-
-/* ---------------------------------------------------------- partitions */
-
-/* Check one row's trajectory and gather it if it has anything to drop. */
-static void
-ReadRow(SimplifyState *st, int64 row, Datum datum)
-{
-	struct varlena *geom = PG_DETOAST_DATUM(datum);
-	char		what[64];
-	GeoaccLine	line;
-
-	snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
-	GeoaccLineFromGeometry(geom, &line, what);
-	if (!st->have_srid)
-	{
-		st->have_srid = true;
-		st->srid = line.srid;
-		st->srid_row = row;
-	}
-	else if (line.srid != st->srid)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("mixed SRIDs in a window partition"),
-				 errdetail("Row " INT64_FORMAT " has SRID %d, row " INT64_FORMAT " has SRID %d.",
-						   row + 1, line.srid, st->srid_row + 1, st->srid),
-				 errhint("Transform the trajectories to one SRID, or partition by SRID.")));
-	if (line.npoints == 0)
-		return;					/* empty stays empty */
-	GeoaccCheckTrajectory(&line, what);
-	if (st->params.use_z && !line.has_z)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has no Z values", what),
-				 errhint("use_z => true needs LINESTRING ZM trajectories.")));
-	if (line.npoints >= 3)
-		ChunkAppend(st, &line);
+	GeoaccCallBegin(&part->call, "gpu_dp_simplify", part->points_read);
+	part->call.start = part->start; /* the clock covers reading the rows too */
+	part->call_begun = true;
+	if (part->call.device == GEOACC_DEVICE_GPU)
+		part->device_budget = GeoaccDeviceMemoryAvailable();
 }
 
 /*
- * Read every row of the partition, simplify in chunks, and leave the keep
- * bits and each row's first bit in the partition's memory.
+ * Read and check one row for the chunk; false when its trajectory does not
+ * fit any more (it then starts the next chunk).
  */
-static void
-ComputePartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
+static bool
+ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 {
-	int64		nrows = WinGetPartitionRowCount(win);
-	bool		stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) &&
-		get_fn_expr_arg_stable(fcinfo->flinfo, 2) && get_fn_expr_arg_stable(fcinfo->flinfo, 3);
-	SimplifyState st;
-	MemoryContext rowcxt;
+	ChunkRow	entry = {0, 0, false};
+	bool		isnull,
+				isout;
+	Datum		datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 
-	if (nrows > PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("window partition has too many rows for gpu_dp_simplify"),
-				 errdetail("The partition has " INT64_FORMAT " rows; the limit is %d.", nrows, PG_INT32_MAX),
-				 errhint("Use PARTITION BY to split the rows.")));
-
-	memset(&st, 0, sizeof(st));
-	INSTR_TIME_SET_CURRENT(st.start);
-	st.part = part;
-	st.partcxt = GetMemoryChunkContext(part);
-	st.workcxt = AllocSetContextCreate(CurrentMemoryContext, "gpu_dp_simplify", ALLOCSET_DEFAULT_SIZES);
-	rowcxt = AllocSetContextCreate(st.workcxt, "gpu_dp_simplify row", ALLOCSET_DEFAULT_SIZES);
-	part->first_bit = MemoryContextAllocHuge(st.partcxt, (nrows + 1) * sizeof(int64));
-
-	ReadParams(win, 0, &st.params);
-	st.distance = st.params.synchronized
-		? (st.params.use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
-		: (st.params.use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
-
-	for (int64 row = 0; row < nrows; row++)
+	if (!isnull)
 	{
-		MemoryContext oldcxt;
-		bool		isnull,
-					isout;
-		Datum		datum;
+		struct varlena *geom = PG_DETOAST_DATUM(datum);
+		char		what[64];
+		GeoaccLine	line;
+
+		snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
+		GeoaccLineFromGeometry(geom, &line, what);
+		if (!part->have_srid)
+		{
+			part->have_srid = true;
+			part->srid = line.srid;
+			part->srid_row = row;
+		}
+		else if (line.srid != part->srid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mixed SRIDs in a window partition"),
+					 errdetail("Row " INT64_FORMAT " has SRID %d, row " INT64_FORMAT " has SRID %d.",
+							   row + 1, line.srid, part->srid_row + 1, part->srid),
+					 errhint("Transform the trajectories to one SRID, or partition by SRID.")));
+		if (part->params.use_z && line.npoints > 0 && !line.has_z)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has no Z values", what),
+					 errhint("use_z => true needs LINESTRING ZM trajectories.")));
+		if (line.npoints >= 3)
+		{
+			if (!ChunkFits(part, line.npoints, line.has_z))
+				return false;
+			ChunkReserveRow(part);
+			if (!ChunkAppend(part, &line, &entry))
+				GeoaccCheckTrajectory(&line, what); /* raises the error */
+			part->points_read += line.npoints;
+			BeginCall(part, false);
+		}
+		else
+		{
+			if (line.npoints > 0)
+				GeoaccCheckTrajectory(&line, what);
+			ChunkReserveRow(part);
+		}
+	}
+	else
+		ChunkReserveRow(part);
+	part->rows[part->chunk_end - part->chunk_begin] = entry;
+	part->chunk_end++;
+	return true;
+}
+
+/* Simplify rows from `begin` on, as many as a chunk holds. */
+static void
+ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
+{
+	GeoaccTrajectories batch;
+	GeoaccSimplifyTiming spent;
+
+	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
+	if (part->x != NULL && part->max_points < CHUNK_POINTS)
+		ChunkAllocate(part, Min(2 * part->max_points, CHUNK_POINTS), part->z != NULL);
+	part->chunk_begin = part->chunk_end = begin;
+	part->ntrajectories = 0;
+	part->npoints = 0;
+	for (int64 row = begin; row < part->nrows; row++)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(part->rowcxt);
+		bool		added;
 
 		CHECK_FOR_INTERRUPTS();
-		oldcxt = MemoryContextSwitchTo(rowcxt);
-		part->first_bit[row] = st.chunk.first_bit + st.chunk.npoints;
-		if (!stable_params && row > 0)
-		{
-			SimplifyParams p;
-
-			ReadParams(win, row, &p);
-			if (!SameParams(&p, &st.params))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("tolerance, synchronized and use_z must be the same on every row of a window partition"),
-						 errdetail("Row " INT64_FORMAT " differs from row 1.", row + 1)));
-		}
-		if (!st.params.null)
-		{
-			datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
-			if (!isnull)
-				ReadRow(&st, row, datum);
-		}
+		added = ChunkAddRow(win, part, row);
 		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(rowcxt);
+		MemoryContextReset(part->rowcxt);
+		if (!added)
+			break;
 	}
-	ChunkFlush(&st, true);
-	part->first_bit[nrows] = st.chunk.first_bit;
-	part->all_null = st.params.null;
-	part->computed = true;
+	BeginCall(part, part->chunk_end == part->nrows);
+	if (part->ntrajectories == 0)
+		return;
+	part->offsets[0] = 0;
+	batch.ntrajectories = part->ntrajectories;
+	batch.offsets = part->offsets;
+	batch.x = part->x;
+	batch.y = part->y;
+	batch.z = part->params.use_z ? part->z : NULL;
+	batch.m = part->params.synchronized ? part->m : NULL;
+	GeoaccCheck(geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance,
+								   part->keep, &spent));
+	part->spent.transfer_ms += spent.transfer_ms;
+	part->spent.compute_ms += spent.compute_ms;
+	part->spent.pieces += spent.pieces;
+	part->spent.rounds += spent.rounds;
+	part->spent.cpu_points += spent.cpu_points;
+	part->nchunks++;
+}
 
-	st.call.items = st.chunk.first_bit;
-	GeoaccCallEnd(&st.call);
+/* After the last row: statistics, and what the computation took at DEBUG1. */
+static void
+FinishPartition(SimplifyPartition *part)
+{
+	part->call.items = part->points_read;
+	GeoaccCallEnd(&part->call);
 	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s "
 		 "in %d chunks, %u device pieces, %u rounds: device compute %.3f ms, transfers %.3f ms, "
 		 UINT64_FORMAT " vertices on the CPU",
-		 nrows, st.chunk.first_bit, st.call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", st.nchunks,
-		 st.spent.pieces, st.spent.rounds, st.spent.compute_ms, st.spent.transfer_ms,
-		 (uint64) st.spent.cpu_points);
-	MemoryContextDelete(st.workcxt);
+		 part->nrows, part->points_read, part->call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 part->nchunks, part->spent.pieces, part->spent.rounds, part->spent.compute_ms,
+		 part->spent.transfer_ms, (uint64) part->spent.cpu_points);
 }
 
-/* The row's trajectory with only its kept vertices (itself if all stay). */
+/* The row's trajectory with its kept vertices (the row itself if all stay). */
 static Datum
-SimplifiedRow(const SimplifyPartition *part, int64 row, Datum datum)
+RowResult(const SimplifyPartition *part, int64 row, Datum datum)
 {
-	int64		bit = part->first_bit[row];
-	int64		end = part->first_bit[row + 1];
-	struct varlena *geom;
-	GeoaccLine	line;
+	const ChunkRow *r = &part->rows[row - part->chunk_begin];
+	int			nd = r->has_z ? 4 : 3;
 	uint32		kept = 0;
 	double	   *coords;
 	double	   *out;
 
-	if (bit == end)
-		return datum;			/* empty, or 1-2 vertices: nothing to drop */
-	for (int64 b = bit; b < end; b++)
-		kept += (part->keep_bits[b >> 3] >> (b & 7)) & 1;
-
-	geom = PG_DETOAST_DATUM(datum);
-	GeoaccLineFromGeometry(geom, &line, "the current row");
-	if (kept == line.npoints)
-		return PointerGetDatum(geom);
-
-	coords = palloc_extended((Size) kept * line.ndims * sizeof(double), MCXT_ALLOC_HUGE);
+	if (r->npoints == 0)
+		return datum;
+	for (uint32 i = r->first; i < r->first + r->npoints; i++)
+		kept += part->keep[i];
+	if (kept == r->npoints)
+		return datum;
+	coords = palloc_extended((Size) kept * nd * sizeof(double), MCXT_ALLOC_HUGE);
 	out = coords;
-	for (uint32 i = 0; i < line.npoints; i++)
-	{
-		int64		b = bit + i;
-
-		if ((part->keep_bits[b >> 3] >> (b & 7)) & 1)
+	for (uint32 i = r->first; i < r->first + r->npoints; i++)
+		if (part->keep[i])
 		{
-			memcpy(out, line.coords + (size_t) i * line.ndims, line.ndims * sizeof(double));
-			out += line.ndims;
+			*out++ = part->x[i];
+			*out++ = part->y[i];
+			if (r->has_z)
+				*out++ = part->z[i];
+			*out++ = part->m[i];
 		}
-	}
-	return GeoaccLineToGeometry(coords, kept, line.has_z, line.has_m, line.srid);
+	return GeoaccLineToGeometry(coords, kept, r->has_z, true, part->srid);
 }
 
 /*
@@ -442,15 +435,35 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 {
 	WindowObject win = PG_WINDOW_OBJECT();
 	SimplifyPartition *part = WinGetPartitionLocalMemory(win, sizeof(SimplifyPartition));
+	int64		row = WinGetCurrentPosition(win);
 	bool		isnull;
 	Datum		datum;
+	Datum		result;
 
-	if (!part->computed)
-		ComputePartition(win, fcinfo, part);
-	datum = WinGetFuncArgCurrent(win, 0, &isnull);
-	if (isnull || part->all_null)
+	if (!part->started)
+		StartPartition(win, fcinfo, part);
+	else if (!part->stable_params)
+	{
+		SimplifyParams p;
+
+		ReadParams(win, row, &p);
+		if (!SameParams(&p, &part->params))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tolerance, synchronized and use_z must be the same on every row of a window partition"),
+					 errdetail("Row " INT64_FORMAT " differs from row 1.", row + 1)));
+	}
+	if (part->params.null)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(SimplifiedRow(part, WinGetCurrentPosition(win), datum));
+	if (row >= part->chunk_end)
+		ComputeChunk(win, part, row);
+	datum = WinGetFuncArgCurrent(win, 0, &isnull);
+	result = isnull ? (Datum) 0 : RowResult(part, row, datum);
+	if (row == part->nrows - 1)
+		FinishPartition(part);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
 }
 
 /*

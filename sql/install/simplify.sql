@@ -8,7 +8,7 @@ CREATE FUNCTION gpu_dp_simplify(
 	use_z boolean DEFAULT false)
 	RETURNS geometry
 	AS 'MODULE_PATHNAME', 'gpu_dp_simplify'
-	LANGUAGE C IMMUTABLE WINDOW PARALLEL SAFE COST 5000;
+	LANGUAGE C IMMUTABLE WINDOW PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION gpu_dp_simplify(geometry, float8, boolean, boolean) IS
 	'window function: Douglas-Peucker simplification of every LINESTRING M/ZM trajectory of the partition in batched GPU (or CPU) launches; '
 	'the planar result equals ST_Simplify vertex for vertex; synchronized => true measures the synchronized Euclidean distance, '
