@@ -20,12 +20,18 @@ SELECT tolerance, count(*) AS tracks,
 	sum(ST_NPoints(simplified)) AS points_after
 FROM simplify_ais GROUP BY tolerance ORDER BY tolerance;
 
--- the whole table as one partition under a 1 MB device memory cap: on a GPU
--- that is many chunks and pieces; the result is the same
-SET geoacc.gpu_memory_limit = '1MB';
+-- the table twice as one partition (115,190 points: a chunk of at most
+-- 65,536 vertices, then one of at most 131,072), and under a 1 MB device
+-- memory cap (on a GPU many chunks and pieces): the same results
+CREATE TEMP TABLE simplify_twice AS
+SELECT id, traj FROM ais_tracks UNION ALL SELECT id + 100000, traj FROM ais_tracks;
 SELECT bool_and(ST_AsEWKB(s.simplified) = ST_AsEWKB(a.simplified)) AS same_in_chunks, count(*) AS tracks
-FROM (SELECT id, gpu_dp_simplify(traj, 5) OVER (ORDER BY id DESC) AS simplified FROM ais_tracks) s
-JOIN simplify_ais a ON a.id = s.id AND a.tolerance = 5;
+FROM (SELECT id, gpu_dp_simplify(traj, 5) OVER (ORDER BY id DESC) AS simplified FROM simplify_twice) s
+JOIN simplify_ais a ON a.id = s.id % 100000 AND a.tolerance = 5;
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT bool_and(ST_AsEWKB(s.simplified) = ST_AsEWKB(a.simplified)) AS same_under_a_cap, count(*) AS tracks
+FROM (SELECT id, gpu_dp_simplify(traj, 5) OVER (ORDER BY id) AS simplified FROM simplify_twice) s
+JOIN simplify_ais a ON a.id = s.id % 100000 AND a.tolerance = 5;
 RESET geoacc.gpu_memory_limit;
 
 -- fresh random trajectories on an integer grid (exact ties, collinear runs,

@@ -388,12 +388,12 @@ FinishPartition(SimplifyPartition *part)
 {
 	part->call.items = part->points_read;
 	GeoaccCallEnd(&part->call);
-	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s "
-		 "in %d chunks, %u device pieces, %u rounds: device compute %.3f ms, transfers %.3f ms, "
-		 UINT64_FORMAT " vertices on the CPU",
+	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s in %d chunks "
+		 "(%u GPU pieces, %u rounds, " UINT64_FORMAT " vertices in trajectories too large for the device): "
+		 "compute %.3f ms, transfers %.3f ms",
 		 part->nrows, part->points_read, part->call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
-		 part->nchunks, part->spent.pieces, part->spent.rounds, part->spent.compute_ms,
-		 part->spent.transfer_ms, (uint64) part->spent.cpu_points);
+		 part->nchunks, part->spent.pieces, part->spent.rounds, (uint64) part->spent.cpu_points,
+		 part->spent.compute_ms, part->spent.transfer_ms);
 }
 
 /* The row's trajectory with its kept vertices (the row itself if all stay). */

@@ -578,7 +578,7 @@ TEST(gpu_simplify_long_trajectories)
 
 	Batch		b;
 
-	add_random_trajectory(b, 300000);
+	add_random_trajectory(b, 100000);
 	add_random_trajectory(b, 20000);
 	add_random_trajectory(b, 5);
 	for (GeoaccSimplifyDistance d : all_distances)

@@ -34,23 +34,25 @@ fi
 # session (on the GPU after a warm-up call, so CUDA start-up is not timed)
 run() {
 	local device=$1 sql=$2 warmup="SELECT 1"
-	[ "$device" = gpu ] && warmup="SELECT count(gpu_dp_simplify(traj, 1) OVER ()) FROM (SELECT traj FROM ais_tracks LIMIT 3) w"
+	[ "$device" = gpu ] && warmup="SELECT count(s) FROM (SELECT gpu_dp_simplify(traj, 1) OVER () AS s FROM ais_tracks LIMIT 3) w"
 	{ psql -X -v ON_ERROR_STOP=1 -c "SET work_mem = '1GB'" -c "SET geoacc.device = $device" \
 		-c "SET statement_timeout = '$timeout'" -c "$warmup" -c "SET client_min_messages = debug1" \
 		-c '\timing on' -c "$sql" 2>&1 || true; } |
 		awk '/^Time:/ { ms = $2 } /gpu_dp_simplify:/ { sub(/^.*gpu_dp_simplify: /, ""); debug = $0 }
-			/^ *[0-9]+ *$/ { result = $1 } /canceling statement/ { ms = "timeout" }
+			/^ *[0-9]+ *$/ { result = $1 } /^ERROR:/ { ms = "failed"; debug = $0 }
+			/canceling statement due to statement timeout/ { ms = "timeout" }
 			END { printf "%s|%s|%s\n", ms, result, debug }'
 }
 field() { echo "$1" | cut -d'|' -f"$2"; }
 seconds() {
 	case $1 in
 		timeout) echo "> $timeout" ;;
-		skipped) echo skipped ;;
-		*) awk -v ms="$1" 'BEGIN { printf "%.2f s", ms / 1000 }' ;;
+		skipped | failed) echo "$1" ;;
+		'') echo failed ;;
+		*) awk -v ms="$1" 'BEGIN { if (ms < 1000) printf "%.1f ms", ms; else printf "%.2f s", ms / 1000 }' ;;
 	esac
 }
-compute_ms() { field "$1" 3 | sed -n 's/.*device compute \([0-9.]*\) ms.*/\1/p'; }
+compute_ms() { field "$1" 3 | sed -n 's/.*: compute \([0-9.]*\) ms.*/\1/p'; }
 rate() { awk -v n="$1" -v ms="$2" 'BEGIN { if (ms > 0) printf "%.2e", n / ms * 1000; else printf "-" }'; }
 
 rows=()
