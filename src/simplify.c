@@ -49,7 +49,8 @@ typedef struct ChunkRow
 typedef struct SimplifyPartition
 {
 	bool		started;
-	int64		nrows;
+	bool		ended;			/* the last row has been read */
+	int64		nrows;			/* known once ended */
 	bool		stable_params;	/* constants: no need to compare rows */
 	SimplifyParams params;
 	GeoaccSimplifyDistance distance;
@@ -120,17 +121,10 @@ SameParams(const SimplifyParams *a, const SimplifyParams *b)
 	return a->tolerance == b->tolerance && a->synchronized == b->synchronized && a->use_z == b->use_z;
 }
 
-/* On the first row: the partition's size, parameters and memory. */
+/* On the first row: the parameters and memory. */
 static void
 StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
 {
-	part->nrows = WinGetPartitionRowCount(win);
-	if (part->nrows > PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("window partition has too many rows for gpu_dp_simplify"),
-				 errdetail("The partition has " INT64_FORMAT " rows; the limit is %d.", part->nrows, PG_INT32_MAX),
-				 errhint("Use PARTITION BY to split the rows.")));
 	INSTR_TIME_SET_CURRENT(part->start);
 	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) &&
 		get_fn_expr_arg_stable(fcinfo->flinfo, 2) && get_fn_expr_arg_stable(fcinfo->flinfo, 3);
@@ -275,18 +269,32 @@ BeginCall(SimplifyPartition *part, bool at_end)
 		part->device_budget = GeoaccDeviceMemoryAvailable();
 }
 
-/*
- * Read and check one row for the chunk; false when its trajectory does not
- * fit any more (it then starts the next chunk).
- */
-static bool
+/* What ChunkAddRow did with a row. */
+typedef enum AddRowResult
+{
+	ROW_ADDED,
+	ROW_FOR_NEXT_CHUNK,			/* its trajectory does not fit: it starts the next chunk */
+	ROW_PAST_END				/* the partition has no such row */
+} AddRowResult;
+
+/* Read and check one row for the chunk. */
+static AddRowResult
 ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 {
 	ChunkRow	entry = {0, 0, false};
 	bool		isnull,
 				isout;
-	Datum		datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+	Datum		datum;
 
+	if (row > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("window partition has too many rows for gpu_dp_simplify"),
+				 errdetail("The limit is %d rows.", PG_INT32_MAX),
+				 errhint("Use PARTITION BY to split the rows.")));
+	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+	if (isout)
+		return ROW_PAST_END;
 	if (!isnull)
 	{
 		struct varlena *geom = PG_DETOAST_DATUM(datum);
@@ -316,7 +324,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		if (line.npoints >= 3)
 		{
 			if (!ChunkFits(part, line.npoints, line.has_z))
-				return false;
+				return ROW_FOR_NEXT_CHUNK;
 			ChunkReserveRow(part);
 			if (!ChunkAppend(part, &line, &entry))
 				GeoaccCheckTrajectory(&line, what); /* raises the error */
@@ -334,7 +342,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		ChunkReserveRow(part);
 	part->rows[part->chunk_end - part->chunk_begin] = entry;
 	part->chunk_end++;
-	return true;
+	return ROW_ADDED;
 }
 
 /* Simplify rows from `begin` on, as many as a chunk holds. */
@@ -350,19 +358,24 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	part->chunk_begin = part->chunk_end = begin;
 	part->ntrajectories = 0;
 	part->npoints = 0;
-	for (int64 row = begin; row < part->nrows; row++)
+	for (int64 row = begin;; row++)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(part->rowcxt);
-		bool		added;
+		AddRowResult added;
 
 		CHECK_FOR_INTERRUPTS();
 		added = ChunkAddRow(win, part, row);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(part->rowcxt);
-		if (!added)
+		if (added == ROW_PAST_END)
+		{
+			part->ended = true;
+			part->nrows = row;
+		}
+		if (added != ROW_ADDED)
 			break;
 	}
-	BeginCall(part, part->chunk_end == part->nrows);
+	BeginCall(part, part->ended);
 	if (part->ntrajectories == 0)
 		return;
 	part->offsets[0] = 0;
@@ -459,7 +472,7 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 		ComputeChunk(win, part, row);
 	datum = WinGetFuncArgCurrent(win, 0, &isnull);
 	result = isnull ? (Datum) 0 : RowResult(part, row, datum);
-	if (row == part->nrows - 1)
+	if (part->ended && row == part->nrows - 1)
 		FinishPartition(part);
 	if (isnull)
 		PG_RETURN_NULL();
