@@ -181,8 +181,8 @@ typedef struct GeoaccSimplifyTiming
  * tolerance >= 0: keep[i] = 1 for the vertices kept, 0 for the others, for
  * offsets[0] <= i < offsets[ntrajectories].  First and last vertices are
  * always kept; an interior vertex is kept when its distance is strictly
- * greater than the tolerance.  GEOACC_SIMPLIFY_PLANAR gives exactly the
- * vertices of PostGIS ST_Simplify (its arithmetic, its tie rule and its
+ * greater than the tolerance.  GEOACC_SIMPLIFY_PLANAR keeps exactly the
+ * vertices PostGIS ST_Simplify keeps (its arithmetic, its tie rule and its
  * separate rule for tolerance 0).  The GPU cuts the batch into pieces that
  * fit the device memory cap.  timing may be NULL.
  */
