@@ -11,14 +11,17 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 MODULE_big = geoacc
 OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o
 OBJS += src/density_raster.o src/density_raster_png.o
+OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
 
 # extension script, assembled from one piece per feature
 INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
 INSTALL_SQL += sql/install/density_raster.sql
+INSTALL_SQL += sql/install/simplify.sql
 
 REGRESS = setup device ais
 REGRESS += density_raster density_raster_postgis
+REGRESS += simplify
 REGRESS_OPTS = --inputdir=.
 
 # ---------------------------------------------------------------- the core

@@ -201,6 +201,83 @@ GeoaccStatus geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32
 									 const uint32_t *counts, GeoaccDensityKernel kernel, int size,
 									 double *out);
 
+/* -------------------------------------------------------------- simplify */
+
+/* The distance Douglas-Peucker measures from a vertex to a segment. */
+typedef enum GeoaccSimplifyDistance
+{
+	GEOACC_SIMPLIFY_PLANAR = 0,		/* XY distance to the segment, as PostGIS ST_Simplify */
+	GEOACC_SIMPLIFY_3D,				/* XYZ distance to the segment */
+	GEOACC_SIMPLIFY_SYNCHRONIZED,	/* XY distance to the position interpolated in time (SED) */
+	GEOACC_SIMPLIFY_SYNCHRONIZED_3D /* XYZ distance to the position interpolated in time */
+} GeoaccSimplifyDistance;
+
+/*
+ * Trajectories stored one after another: trajectory t is the points
+ * offsets[t] .. offsets[t+1] - 1 of x[] and y[], of z[] for the 3D
+ * distances and of m[] (time, strictly increasing) for the synchronized
+ * ones; arrays a distance does not use may be NULL.  offsets[0] need not be
+ * 0: the arrays are indexed as they are.
+ */
+typedef struct GeoaccTrajectories
+{
+	uint32_t	ntrajectories;
+	const uint32_t *offsets;	/* ntrajectories + 1, non-decreasing */
+	const double *x;
+	const double *y;
+	const double *z;
+	const double *m;
+} GeoaccTrajectories;
+
+/* Where the time of one geoacc_dp_simplify() call went. */
+typedef struct GeoaccSimplifyTiming
+{
+	double		transfer_ms;	/* GPU: uploads and downloads */
+	double		compute_ms;		/* GPU: the kernels between them; CPU: everything */
+	uint32_t	pieces;			/* GPU: device-sized pieces the batch was cut into */
+	uint32_t	rounds;			/* GPU: data-parallel rounds over all pieces */
+	uint64_t	cpu_points;		/* GPU: points of trajectories too large for the device
+								 * memory cap, simplified by the CPU twin instead */
+} GeoaccSimplifyTiming;
+
+/*
+ * Douglas-Peucker simplification of every trajectory of the batch with
+ * tolerance >= 0: keep[i] = 1 for the vertices kept, 0 for the others, for
+ * offsets[0] <= i < offsets[ntrajectories].  First and last vertices are
+ * always kept; an interior vertex is kept when its distance is strictly
+ * greater than the tolerance.  GEOACC_SIMPLIFY_PLANAR keeps exactly the
+ * vertices PostGIS ST_Simplify keeps (its arithmetic, its tie rule and its
+ * separate rule for tolerance 0).  The GPU cuts the batch into pieces that
+ * fit the device memory cap.  timing may be NULL.
+ */
+GeoaccStatus geoacc_dp_simplify(GeoaccDevice device, const GeoaccTrajectories *trajectories,
+								GeoaccSimplifyDistance distance, double tolerance,
+								uint8_t *keep, GeoaccSimplifyTiming *timing);
+
+/*
+ * Device memory geoacc_dp_simplify() takes to simplify npoints vertices in
+ * ntrajectories trajectories as one piece on the GPU (to size batches).
+ */
+uint64_t	geoacc_dp_simplify_device_bytes(uint64_t npoints, uint64_t ntrajectories,
+											GeoaccSimplifyDistance distance, double tolerance);
+
+/* The quality measures of a simplification (Huang et al., Table IV). */
+typedef struct GeoaccCompressionMeasures
+{
+	double		compression_ratio;	/* 1 - simplified points / original points */
+	double		length_loss_rate;	/* (original length - simplified length) / original length */
+	double		dtw_distance;		/* dynamic time warping distance, XY, sum of matched distances */
+} GeoaccCompressionMeasures;
+
+/*
+ * Compare an original line with its simplification, each given as npoints
+ * * ndims doubles (X Y first, ndims 2 to 4).  Both need at least one point;
+ * length_loss_rate is NaN when the original has length 0.  CPU only.
+ */
+GeoaccStatus geoacc_compression_measures(const double *original, uint32_t original_points, int original_ndims,
+										 const double *simplified, uint32_t simplified_points,
+										 int simplified_ndims, GeoaccCompressionMeasures *measures);
+
 #ifdef __cplusplus
 }
 #endif

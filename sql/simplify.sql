@@ -1,0 +1,224 @@
+-- gpu_dp_simplify() and geoacc_compression_stats().  Every check prints
+-- counts, booleans or WKT that are the same whichever device runs.
+
+-- ST_Simplify equality on every real AIS track at the tolerances of the
+-- issue, one window partition per tolerance.  Where ST_Simplify returns
+-- NULL (the result collapsed to two vertices with the same XY),
+-- gpu_dp_simplify keeps the first and last vertex.
+CREATE TEMP TABLE simplify_ais AS
+SELECT t AS tolerance, id, traj,
+	gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified,
+	ST_Simplify(traj, t) AS postgis
+FROM ais_tracks, unnest(ARRAY[0, 0.1, 1, 5, 10, 50]::float8[]) t;
+
+SELECT tolerance, count(*) AS tracks,
+	count(*) FILTER (WHERE ST_AsEWKB(simplified) = ST_AsEWKB(postgis)) AS equal,
+	count(*) FILTER (WHERE postgis IS NULL AND ST_NPoints(simplified) = 2
+		AND ST_AsEWKB(ST_StartPoint(simplified)) = ST_AsEWKB(ST_StartPoint(traj))
+		AND ST_AsEWKB(ST_EndPoint(simplified)) = ST_AsEWKB(ST_EndPoint(traj))) AS collapsed_kept_ends,
+	sum(ST_NPoints(traj)) AS points_before,
+	sum(ST_NPoints(simplified)) AS points_after
+FROM simplify_ais GROUP BY tolerance ORDER BY tolerance;
+
+-- the table twice as one partition (115,190 points: a chunk of at most
+-- 65,536 vertices, then one of at most 131,072), and under a 1 MB device
+-- memory cap (on a GPU many chunks and pieces): the same results
+CREATE TEMP TABLE simplify_twice AS
+SELECT id, traj FROM ais_tracks UNION ALL SELECT id + 100000, traj FROM ais_tracks;
+SELECT bool_and(ST_AsEWKB(s.simplified) = ST_AsEWKB(a.simplified)) AS same_in_chunks, count(*) AS tracks
+FROM (SELECT id, gpu_dp_simplify(traj, 5) OVER (ORDER BY id DESC) AS simplified FROM simplify_twice) s
+JOIN simplify_ais a ON a.id = s.id % 100000 AND a.tolerance = 5;
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT bool_and(ST_AsEWKB(s.simplified) = ST_AsEWKB(a.simplified)) AS same_under_a_cap, count(*) AS tracks
+FROM (SELECT id, gpu_dp_simplify(traj, 5) OVER (ORDER BY id) AS simplified FROM simplify_twice) s
+JOIN simplify_ais a ON a.id = s.id % 100000 AND a.tolerance = 5;
+RESET geoacc.gpu_memory_limit;
+
+-- fresh random trajectories on an integer grid (exact ties, collinear runs,
+-- repeated positions, backtracking) against ST_Simplify
+CREATE TEMP TABLE simplify_random AS
+WITH steps AS (
+	SELECT g AS id, i,
+		CASE WHEN r < 0.15 THEN 0 WHEN r < 0.35 THEN 3 WHEN r < 0.45 THEN -3
+			ELSE round((random() - 0.5) * 40) END AS dx,
+		CASE WHEN r < 0.15 THEN 0 WHEN r < 0.35 THEN 4 WHEN r < 0.45 THEN -4
+			ELSE round((random() - 0.5) * 40) END AS dy,
+		round((random() - 0.5) * 10) AS dz,
+		1 + floor(random() * 30) AS dt
+	FROM generate_series(1, 300) g,
+		LATERAL generate_series(1, 1 + (random() * random() * 400)::int + g * 0) i,
+		LATERAL (SELECT random() + i * 0 AS r) rr
+)
+SELECT id, ST_SetSRID(ST_MakeLine(array_agg(ST_MakePoint(x, y, z, m) ORDER BY i)), 32618) AS traj
+FROM (SELECT id, i,
+		500000 + sum(dx) OVER w AS x, 4000000 + sum(dy) OVER w AS y,
+		sum(dz) OVER w AS z, 1.6e9 + sum(dt) OVER w AS m
+	FROM steps WINDOW w AS (PARTITION BY id ORDER BY i)) p
+GROUP BY id;
+
+SELECT count(*) AS checks,
+	bool_and(ST_AsEWKB(simplified) = ST_AsEWKB(postgis)
+		OR (postgis IS NULL AND ST_NPoints(simplified) = 2)) AS all_equal_to_st_simplify
+FROM (SELECT t, traj,
+		gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified,
+		ST_Simplify(traj, t) AS postgis
+	FROM (SELECT traj FROM simplify_random UNION ALL SELECT ST_Force3DM(traj) FROM simplify_random) r,
+		unnest(ARRAY[0, 0.5, 2, 3, 5, 7.5, 20]::float8[]) t) x;
+
+-- every distance, on the device in use and on the CPU: the same vertices,
+-- also under a tiny device memory cap
+CREATE TEMP TABLE simplify_devices AS
+SELECT id, t, synchronized, use_z,
+	gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS simplified
+FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
+	unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z;
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT count(*) AS checks, bool_and(ST_AsEWKB(s) = ST_AsEWKB(d.simplified)) AS same_under_a_cap
+FROM (SELECT id, t, synchronized, use_z,
+		gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
+	FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
+		unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z) x
+JOIN simplify_devices d USING (id, t, synchronized, use_z);
+RESET geoacc.gpu_memory_limit;
+SET geoacc.device = 'cpu';
+SELECT count(*) AS checks, bool_and(ST_AsEWKB(s) = ST_AsEWKB(d.simplified)) AS same_on_cpu
+FROM (SELECT id, t, synchronized, use_z,
+		gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
+	FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
+		unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z) x
+JOIN simplify_devices d USING (id, t, synchronized, use_z);
+RESET geoacc.device;
+
+-- kept vertices are copied bit for bit (Z and M too), and every vertex is
+-- within the tolerance of the simplified line (3D distance, use_z => true)
+CREATE TEMP TABLE simplify_3d AS
+SELECT id, r.traj, d.simplified FROM simplify_devices d JOIN simplify_random r USING (id)
+WHERE t = 10 AND NOT synchronized AND use_z;
+SELECT bool_and(ST_NPoints(simplified) <= ST_NPoints(traj)) AS fewer,
+	bool_and(ST_AsEWKB(ST_StartPoint(simplified)) = ST_AsEWKB(ST_StartPoint(traj))
+		AND ST_AsEWKB(ST_EndPoint(simplified)) = ST_AsEWKB(ST_EndPoint(traj))) AS same_ends
+FROM simplify_3d;
+SELECT count(*) AS kept_vertices_not_in_original
+FROM (SELECT id, ST_AsEWKB((ST_DumpPoints(simplified)).geom) AS v FROM simplify_3d) k
+LEFT JOIN (SELECT id, ST_AsEWKB((ST_DumpPoints(traj)).geom) AS v FROM simplify_3d) o USING (id, v)
+WHERE o.id IS NULL;
+SELECT count(*) AS vertices_beyond_tolerance
+FROM (SELECT simplified, (ST_DumpPoints(traj)).geom AS v FROM simplify_3d) x
+WHERE ST_3DDistance(v, simplified) > 10 + 1e-9;
+
+-- the synchronized Euclidean distance, checked by hand: (6 1) at day 5 is
+-- 2.236 from the segment (1 1)-(7 4) but 2.5 from where the segment puts
+-- the vessel at day 5, (6 3.5)
+WITH t AS (
+	SELECT ST_MakeLine(ARRAY[
+		ST_MakePointM(1, 1, extract(epoch FROM timestamptz '2001-01-01 00:00 UTC')),
+		ST_MakePointM(6, 1, extract(epoch FROM timestamptz '2001-01-06 00:00 UTC')),
+		ST_MakePointM(7, 4, extract(epoch FROM timestamptz '2001-01-07 00:00 UTC'))]) AS traj)
+SELECT ST_AsText(gpu_dp_simplify(traj, 2.3) OVER ()) AS spatial,
+	ST_AsText(gpu_dp_simplify(traj, 2.3, synchronized => true) OVER ()) AS synchronized,
+	ST_AsText(gpu_dp_simplify(traj, 2.5, synchronized => true) OVER ()) AS synchronized_2_5
+FROM t;
+
+-- more hand-checked cases: a vertex on the path but late (spatial 0,
+-- synchronized 4), a vessel waiting (spatial 0, synchronized 5), and ZM
+-- (1 1 1) against (0 0 0)-(4 0 0): planar 1, 3D sqrt(2), synchronized 3D
+-- sqrt(2) (it should be at (1 0 0) at time 1)
+SELECT name, ST_AsText(gpu_dp_simplify(traj, tol, synchronized, use_z) OVER (PARTITION BY name)) AS simplified
+FROM (VALUES
+	('late, spatial 3.9', 'LINESTRING M (0 0 0, 5 0 9, 10 0 10)'::geometry, 3.9, false, false),
+	('late, synchronized 3.9', 'LINESTRING M (0 0 0, 5 0 9, 10 0 10)', 3.9, true, false),
+	('late, synchronized 4', 'LINESTRING M (0 0 0, 5 0 9, 10 0 10)', 4, true, false),
+	('waiting, spatial 4.9', 'LINESTRING M (0 0 0, 0 0 5, 10 0 10)', 4.9, false, false),
+	('waiting, synchronized 4.9', 'LINESTRING M (0 0 0, 0 0 5, 10 0 10)', 4.9, true, false),
+	('waiting, synchronized 5', 'LINESTRING M (0 0 0, 0 0 5, 10 0 10)', 5, true, false),
+	('zm, planar 0.99', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 0.99, false, false),
+	('zm, planar 1.2', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 1.2, false, false),
+	('zm, 3d 1.2', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 1.2, false, true),
+	('zm, 3d 1.42', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 1.42, false, true),
+	('zm, synchronized 3d 1.41', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 1.41, true, true),
+	('zm, synchronized 3d 1.42', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 1.42, true, true),
+	('zm, synchronized 2d 0.99', 'LINESTRING ZM (0 0 0 0, 1 1 1 1, 4 0 0 4)', 0.99, true, false)
+) v(name, traj, tol, synchronized, use_z)
+ORDER BY name;
+
+-- NULL stays NULL, empty stays empty, 1-2 vertices come back unchanged,
+-- the SRID stays; a NULL tolerance gives NULL rows
+SELECT id, ST_AsEWKT(gpu_dp_simplify(traj, 1) OVER (ORDER BY id)) AS simplified
+FROM (VALUES
+	(1, NULL::geometry),
+	(2, 'SRID=32618;LINESTRING M EMPTY'),
+	(3, ST_SetSRID(ST_MakeLine(ARRAY[ST_MakePointM(5, 5, 1)]), 32618)),
+	(4, 'SRID=32618;LINESTRING M (0 0 1, 0 0 2)'),
+	(5, 'SRID=32618;LINESTRING M (0 0 1, 0.5 0.1 2, 1 0 3, 1 5 4)'),
+	(6, 'SRID=32618;LINESTRING ZM (0 0 7 1, 0.5 0.1 8 2, 1 0 9 3)')) v(id, traj)
+ORDER BY id;
+SELECT count(*) AS rows, count(s) AS not_null
+FROM (SELECT gpu_dp_simplify(traj, NULL) OVER () AS s FROM ais_tracks) x;
+
+-- bad input: an ERROR naming the row (and the vertex)
+SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
+FROM (VALUES (1, 'LINESTRING M (0 0 1, 1 1 2)'::geometry), (2, 'POINT M (0 0 1)')) v(id, traj);
+SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
+FROM (VALUES (1, 'SRID=32618;LINESTRING M (0 0 1, 1 1 2)'::geometry),
+	(2, 'SRID=4326;LINESTRING M (0 0 1, 1 1 2)')) v(id, traj);
+SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
+FROM (VALUES (1, 'LINESTRING M (0 0 1, 1 1 2)'::geometry), (2, 'LINESTRING M (0 0 1, 1 1 2, 2 0 2)')) v(id, traj);
+SELECT gpu_dp_simplify(traj, 1) OVER ()
+FROM (VALUES ('LINESTRING M (0 0 1, NaN 0 2, 1 1 3)'::geometry)) v(traj);
+SELECT gpu_dp_simplify(traj, 1) OVER ()
+FROM (VALUES (ST_MakeLine(ARRAY[ST_MakePointM(0, 0, 1), ST_MakePointM(1, 1, 2), ST_MakePointM(2, 'Infinity', 3)]))) v(traj);
+SELECT gpu_dp_simplify(traj, 1) OVER ()
+FROM (VALUES ('LINESTRING (0 0, 1 1, 2 0)'::geometry)) v(traj);
+SELECT gpu_dp_simplify(traj, -1) OVER () FROM ais_tracks;
+SELECT gpu_dp_simplify(traj, 'NaN') OVER () FROM ais_tracks;
+SELECT gpu_dp_simplify(traj, id) OVER (ORDER BY id) FROM ais_tracks;
+SELECT gpu_dp_simplify(traj, 1, use_z => true) OVER () FROM ais_tracks;
+
+-- compression statistics, by hand: half the vertices removed, no length
+-- lost, (1 0) and (2 0) are 1 from their nearest kept vertex
+SELECT * FROM geoacc_compression_stats('LINESTRING (0 0, 1 0, 2 0, 3 0)', 'LINESTRING (0 0, 3 0)');
+SELECT * FROM geoacc_compression_stats('LINESTRING M (0 0 1, 0 3 2, 4 3 3, 4 0 4)', 'LINESTRING M (0 0 1, 4 0 4)');
+SELECT * FROM geoacc_compression_stats('LINESTRING (5 5, 5 5)', 'LINESTRING (5 5, 5 5)');
+SELECT * FROM geoacc_compression_stats('LINESTRING EMPTY', 'LINESTRING (5 5, 5 5)');
+SELECT * FROM geoacc_compression_stats('POINT (0 0)', 'LINESTRING (5 5, 5 5)');
+SELECT * FROM geoacc_compression_stats('SRID=4326;LINESTRING (0 0, 1 1)', 'SRID=32618;LINESTRING (0 0, 1 1)');
+
+-- against an independent computation: point counts, ST_Length, and a
+-- textbook DTW in PL/pgSQL with ST_Distance (on the shorter tracks)
+CREATE FUNCTION pg_temp.dtw(a geometry, b geometry) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	pa geometry[] := ARRAY(SELECT ST_Force2D(geom) FROM ST_DumpPoints(a) ORDER BY path);
+	pb geometry[] := ARRAY(SELECT ST_Force2D(geom) FROM ST_DumpPoints(b) ORDER BY path);
+	n int := cardinality(pa);
+	m int := cardinality(pb);
+	d float8[] := array_fill('Infinity'::float8, ARRAY[n + 1, m + 1]);
+BEGIN
+	d[1][1] := 0;
+	FOR i IN 1..n LOOP
+		FOR j IN 1..m LOOP
+			d[i + 1][j + 1] := ST_Distance(pa[i], pb[j]) + least(d[i][j + 1], d[i + 1][j], d[i][j]);
+		END LOOP;
+	END LOOP;
+	RETURN d[n + 1][m + 1];
+END
+$$;
+SELECT count(*) AS tracks,
+	bool_and((s).compression_ratio = 1 - ST_NPoints(simplified)::float8 / ST_NPoints(traj)) AS ratio_ok,
+	bool_and(abs((s).length_loss_rate - (ST_Length(traj) - ST_Length(simplified)) / ST_Length(traj)) < 1e-12)
+		AS length_loss_ok,
+	bool_and(abs((s).dtw_distance - pg_temp.dtw(traj, simplified)) <= 1e-9 * (s).dtw_distance)
+		FILTER (WHERE ST_NPoints(traj) <= 150) AS dtw_ok
+FROM (SELECT traj, simplified, geoacc_compression_stats(traj, simplified) AS s
+	FROM simplify_ais WHERE tolerance = 10 AND ST_Length(traj) > 0) x;
+
+-- the measures over the table, mean and standard deviation per tolerance
+-- (the SQL of the documentation)
+SELECT tolerance,
+	round(avg((s).compression_ratio)::numeric, 3) AS ratio_mean,
+	round(stddev((s).compression_ratio)::numeric, 3) AS ratio_stddev,
+	round(avg((s).length_loss_rate)::numeric, 4) AS length_loss_mean,
+	round(stddev((s).length_loss_rate)::numeric, 4) AS length_loss_stddev,
+	round(avg((s).dtw_distance)::numeric, 0) AS dtw_mean,
+	round(stddev((s).dtw_distance)::numeric, 0) AS dtw_stddev
+FROM (SELECT tolerance, geoacc_compression_stats(traj, simplified) AS s FROM simplify_ais) x
+GROUP BY tolerance ORDER BY tolerance;
