@@ -232,8 +232,9 @@ density_convolve_gpu(uint32_t width, uint32_t height, const uint32_t *counts, co
 			height, std::max<uint64_t>(1, (available > halo_bytes ? available - halo_bytes : 0) /
 									   (in_row_bytes + out_row_bytes)));
 
-	uint32_t	launch_rows = (uint32_t) std::max<uint64_t>(
-		tile_height, terms_per_launch / ((uint64_t) width * size * size) / tile_height * tile_height);
+	/* at most the raster's height: a small raster's quotient does not fit in 32 bits */
+	uint32_t	launch_rows = (uint32_t) std::min<uint64_t>(height, std::max<uint64_t>(
+		tile_height, terms_per_launch / ((uint64_t) width * size * size) / tile_height * tile_height));
 	DeviceBuffer<uint32_t> d_counts((size_t) std::min<uint64_t>(height, (uint64_t) band_rows + 2 * h) * width);
 	DeviceBuffer<double> d_out((size_t) band_rows * width);
 

@@ -211,8 +211,7 @@ CellCount(const DensityArgs *args)
 static uint32
 ChunkMaxPoints(void)
 {
-	/* the setting's value in MB, as a plain number */
-	uint64		limit_mb = strtoul(GetConfigOption("geoacc.gpu_memory_limit", false, false), NULL, 10);
+	uint64		limit_mb = (uint64) geoacc_gpu_memory_limit_mb;
 	uint64		points = limit_mb * 1024 * 1024 / 4 / POINT_BYTES;
 
 	if (limit_mb == 0)

@@ -16,7 +16,7 @@ PG_MODULE_MAGIC;
 
 int			geoacc_device_setting = GEOACC_SETTING_AUTO;
 int			geoacc_gpu_threshold = 100000;
-static int	geoacc_gpu_memory_limit_mb = 0;
+int			geoacc_gpu_memory_limit_mb = 0;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GEOACC_SETTING_AUTO, false},

@@ -28,6 +28,7 @@ typedef enum GeoaccDeviceSetting
 
 extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
+extern int	geoacc_gpu_memory_limit_mb;	/* 0: automatic */
 
 /* ------------------------------------------------------ device (device.c) */
 

@@ -88,6 +88,7 @@ main(int argc, char **argv)
 				failed = 0,
 				skipped = 0;
 
+	setvbuf(stdout, nullptr, _IOLBF, 0);	/* a killed run still shows how far it got */
 	printf("geoacc core tests: CUDA %s, GPU %s, seed %llu\n",
 		   geoacc_cuda_built() ? "built" : "not built",
 		   gpu_available() ? "present" : "absent", (unsigned long long) seed);
