@@ -24,6 +24,11 @@ REGRESS += density_raster density_raster_postgis
 REGRESS += simplify
 REGRESS_OPTS = --inputdir=.
 
+# twed: Time Warp Edit Distance
+OBJS += src/twed.o
+INSTALL_SQL += sql/install/twed.sql
+REGRESS += twed
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90
@@ -109,3 +114,9 @@ REGRESS_NEEDS_POSTGIS_RASTER += density_raster_postgis
 .PHONY: print-regress-gpu
 print-regress-gpu:
 	@echo $(filter-out $(REGRESS_NEEDS_POSTGIS_RASTER),$(REGRESS))
+
+# ------------------------------------------ twed benchmark (core level)
+EXTRA_CLEAN += test/bench/twed_bench
+
+test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@

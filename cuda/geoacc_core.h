@@ -278,6 +278,49 @@ GeoaccStatus geoacc_compression_measures(const double *original, uint32_t origin
 										 const double *simplified, uint32_t simplified_points,
 										 int simplified_ndims, GeoaccCompressionMeasures *measures);
 
+/* ------------------------------------------------------------------ twed */
+
+/* Parameters of the Time Warp Edit Distance (Marteau 2009). */
+typedef struct GeoaccTwedParams
+{
+	double		nu;				/* stiffness: weight of time differences, >= 0 */
+	double		lambda;			/* penalty of each deletion, >= 0 */
+	int			degree;			/* p of the Lp distance between points, >= 1 */
+	int			root;			/* 1: (sum |x_d - y_d|^p)^(1/p); 0: the powered sum, as in Marteau's C code */
+	int			float32;		/* 1: single precision, values and times rebased to a common origin */
+} GeoaccTwedParams;
+
+/*
+ * Series packed end to end: series s has the points offsets[s] ..
+ * offsets[s+1] - 1 (at least one), each with `dims` values and a time;
+ * times increase strictly within a series.
+ */
+typedef struct GeoaccTwedSet
+{
+	uint32_t	count;
+	uint32_t	dims;
+	const uint64_t *offsets;	/* count + 1 */
+	const double *values;		/* offsets[count] * dims, point by point */
+	const double *times;		/* offsets[count] */
+} GeoaccTwedSet;
+
+/*
+ * TWED of every series of a against every series of b, row-major into
+ * distances[a->count * b->count].  With b NULL: every pair i < j of a, in
+ * the order (0,1), (0,2), ..., (1,2), ..., into
+ * distances[a->count * (a->count - 1) / 2].
+ */
+GeoaccStatus geoacc_twed(GeoaccDevice device, const GeoaccTwedSet *a, const GeoaccTwedSet *b,
+						 const GeoaccTwedParams *params, double *distances);
+
+/*
+ * Work (rough arithmetic operations) between two interrupt polls of
+ * geoacc_twed: per kernel launch on the GPU, per poll on the CPU.  0 (the
+ * default) means a few milliseconds of work; tests set it low to split the
+ * work into many launches.
+ */
+void		geoacc_twed_set_poll_ops(uint64_t ops);
+
 #ifdef __cplusplus
 }
 #endif

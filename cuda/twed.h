@@ -1,0 +1,246 @@
+/*
+ * twed.h
+ *
+ * Time Warp Edit Distance (Marteau 2009): the arithmetic of one cell of the
+ * dynamic programme, shared by the CUDA kernels and the CPU twin so that both
+ * round identically, and the prepared form of a set of series both run on.
+ *
+ * For series a_1..a_n, b_1..b_m with times ta, tb (a_0 = b_0 = 0, ta_0 = tb_0
+ * = 0) and d the Lp distance between points:
+ *
+ *   D(0,0) = 0,  D(i,0) = D(0,j) = infinity
+ *   D(i,j) = min( D(i-1,j-1) + c(i,j) + c(i-1,j-1),
+ *                 D(i-1,j)   + d(a_{i-1},a_i) + nu*(ta_i - ta_{i-1}) + lambda,
+ *                 D(i,j-1)   + d(b_{j-1},b_j) + nu*(tb_j - tb_{j-1}) + lambda )
+ *   c(i,j) = d(a_i,b_j) + nu*|ta_i - tb_j|
+ *
+ * The match cost is the paper's d(a_i,b_j) + d(a_{i-1},b_{j-1}) +
+ * nu*(|ta_i - tb_j| + |ta_{i-1} - tb_{j-1}|) regrouped so that each cell
+ * computes c(i,j) once and hands it to its diagonal neighbour.  a_0, b_0 and
+ * the times at 0 only ever meet an infinite D (but at (1,1), where c(0,0) =
+ * 0), so the distance does not change when values or times of both series
+ * are shifted by a common origin: float32 mode uses that to keep precision.
+ */
+#ifndef GEOACC_TWED_H
+#define GEOACC_TWED_H
+
+#include "core.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace geoacc
+{
+
+/* The math functions, picked explicitly per type (host and device alike). */
+GEOACC_HD double twed_abs(double x) { return fabs(x); }
+GEOACC_HD float twed_abs(float x) { return fabsf(x); }
+GEOACC_HD double twed_sqrt(double x) { return sqrt(x); }
+GEOACC_HD float twed_sqrt(float x) { return sqrtf(x); }
+GEOACC_HD double twed_frexp(double x, int *e) { return frexp(x, e); }
+GEOACC_HD float twed_frexp(float x, int *e) { return frexpf(x, e); }
+GEOACC_HD double twed_ldexp(double x, int e) { return ldexp(x, e); }
+GEOACC_HD float twed_ldexp(float x, int e) { return ldexpf(x, e); }
+
+/* The smaller value; a comparison, which compilers inline everywhere (fmin is a call on x86). */
+template <class T>
+GEOACC_HD T
+twed_min(T x, T y)
+{
+	return y < x ? y : x;
+}
+
+/* The distance between points: Lp of degree p, with or without the root. */
+struct TwedMetric
+{
+	int			degree;
+	int			root;
+};
+
+/* x^p for p >= 1 by repeated squaring. */
+template <class T>
+GEOACC_HD T
+twed_ipow(T x, int p)
+{
+	T			result = x;
+	T			base = x;
+
+	for (p -= 1; p > 0; p >>= 1)
+	{
+		if (p & 1)
+			result *= base;
+		if (p > 1)
+			base *= base;
+	}
+	return result;
+}
+
+/*
+ * s^(1/p) for p >= 3 by Newton's method from a power of two above the root
+ * (the iterates decrease until rounding stops them): only +, *, / and exact
+ * frexp/ldexp, so host and device agree to the bit, unlike pow().
+ */
+template <class T>
+GEOACC_HD T
+twed_root(T s, int p)
+{
+	if (!(s > 0) || s - s != 0)	/* 0 or infinity */
+		return s;
+
+	int			e;
+
+	twed_frexp(s, &e);			/* s < 2^e */
+
+	int			q = e > 0 ? (e + p - 1) / p : -(-e / p);	/* ceil(e / p) */
+	T			y = twed_ldexp(T(1), q);
+
+	for (int i = 0; i < 100; i++)
+	{
+		T			next = (T(p - 1) * y + s / twed_ipow(y, p - 1)) / T(p);
+
+		if (!(next < y))
+			break;
+		y = next;
+	}
+	return y;
+}
+
+/*
+ * Distance between points x and y of k values (K > 0: k known at compile
+ * time).  In one dimension with the root it is |x - y| for every degree.
+ */
+template <class T, int K>
+GEOACC_HD T
+twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
+{
+	const int	dims = K > 0 ? K : k;
+	T			s = 0;
+
+	if (metric.degree == 1 || (dims == 1 && metric.root))
+	{
+		for (int d = 0; d < dims; d++)
+			s += twed_abs(x[d] - y[d]);
+		return s;
+	}
+	if (metric.degree == 2)
+	{
+		for (int d = 0; d < dims; d++)
+		{
+			T			v = x[d] - y[d];
+
+			s += v * v;
+		}
+		return metric.root ? twed_sqrt(s) : s;
+	}
+	for (int d = 0; d < dims; d++)
+		s += twed_ipow(twed_abs(x[d] - y[d]), metric.degree);
+	return metric.root ? twed_root(s, metric.degree) : s;
+}
+
+/* c(i,j) = d(a_i, b_j) + nu * |ta_i - tb_j| */
+template <class T, int K>
+GEOACC_HD T
+twed_match_cost(const T *x, T tx, const T *y, T ty, int k, TwedMetric metric, T nu)
+{
+	return twed_point_distance<T, K>(x, y, k, metric) + nu * twed_abs(tx - ty);
+}
+
+/* Cost of deleting point `cur` after `prev`: d(prev, cur) + nu * dt + lambda. */
+template <class T>
+GEOACC_HD T
+twed_delete_cost(const T *prev, T tprev, const T *cur, T tcur, int k, TwedMetric metric, T nu, T lambda)
+{
+	return (twed_point_distance<T, 0>(prev, cur, k, metric) + nu * (tcur - tprev)) + lambda;
+}
+
+/*
+ * D(i,j) from its three neighbours: diag = D(i-1,j-1) with c(i-1,j-1), up =
+ * D(i-1,j), left = D(i,j-1).  Swapping up/left with del_a/del_b gives the
+ * same bits (the minimum commutes on these non-negative values, never NaN): the distance of
+ * (b, a) equals that of (a, b) to the bit, so either series may be the rows.
+ */
+template <class T>
+GEOACC_HD T
+twed_cell(T diag, T diag_c, T up, T left, T c, T del_a, T del_b)
+{
+	T			match = diag + (c + diag_c);
+	T			delete_a = up + del_a;
+	T			delete_b = left + del_b;
+
+	return twed_min(match, twed_min(delete_a, delete_b));
+}
+
+/* One element of an edge of the matrix: D and c of a cell. */
+template <class T>
+struct alignas(2 * sizeof(T)) TwedEdge
+{
+	T			d;
+	T			c;
+};
+
+/* Rough arithmetic per cell: sizes kernel launches and interrupt polling. */
+inline uint64_t
+twed_cell_ops(int k, TwedMetric metric)
+{
+	uint64_t	ops = 12 + 3 * (uint64_t) k;
+
+	if (metric.degree > 2)
+		ops += 2 * (uint64_t) k * 32;
+	if (metric.root && k > 1 && metric.degree >= 2)
+		ops += metric.degree == 2 ? 20 : 400;
+	return ops;
+}
+
+/*
+ * A set of series prepared for the kernels: values and times in T (rebased
+ * for float), and del[p] = the cost of deleting point p after its
+ * predecessor (0 for a first point: it is never used).
+ */
+template <class T>
+struct TwedSeriesSet
+{
+	uint32_t	count = 0;
+	int			dims = 0;
+	std::vector<uint64_t> offsets;
+	std::vector<T> values;
+	std::vector<T> times;
+	std::vector<T> del;
+
+	uint64_t	length(uint32_t s) const { return offsets[s + 1] - offsets[s]; }
+};
+
+/* All pairs of a x b, or the pairs i < j of a when symmetric (b == a). */
+template <class T>
+struct TwedJob
+{
+	const TwedSeriesSet<T> *a;
+	const TwedSeriesSet<T> *b;
+	bool		symmetric;
+	TwedMetric	metric;
+	T			nu;
+
+	uint64_t	pairs() const
+	{
+		return symmetric ? (uint64_t) a->count * (a->count - (a->count > 0)) / 2
+			: (uint64_t) a->count * b->count;
+	}
+};
+
+/* Index of pair (x, y), x < y, among the pairs of n series in row order. */
+GEOACC_HD uint64_t
+twed_triangle_index(uint64_t x, uint64_t y, uint64_t n)
+{
+	return x * n - x * (x + 1) / 2 + (y - x - 1);
+}
+
+/* Work between interrupt polls: geoacc_twed_set_poll_ops(), else `default_ops`. */
+uint64_t	twed_poll_ops(uint64_t default_ops);
+
+/* GPU implementations (twed.cu): distances in the order of geoacc_twed. */
+void		twed_gpu(const TwedJob<double> &job, double *distances);
+void		twed_gpu(const TwedJob<float> &job, double *distances);
+
+}								/* namespace geoacc */
+
+#endif							/* GEOACC_TWED_H */

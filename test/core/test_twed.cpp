@@ -1,0 +1,595 @@
+/*
+ * test_twed.cpp
+ *
+ * Time Warp Edit Distance: the CPU twin against a plain full-matrix
+ * implementation of the definition in long double (random series of many
+ * shapes, the UCI synthetic control set, the paper's example), symmetry,
+ * rebasing in float32, every bad input, cancellation; then the GPU against
+ * the CPU twin, bit for bit, on fresh random inputs: batches of short pairs,
+ * long pairs over many bands and launches, and tiny memory caps.
+ */
+#include "core_test.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace
+{
+
+/* Series packed as GeoaccTwedSet wants them. */
+struct Set
+{
+	uint32_t	dims = 1;
+	std::vector<uint64_t> offsets{0};
+	std::vector<double> values;
+	std::vector<double> times;
+
+	void		add(const std::vector<double> &v, const std::vector<double> &t)
+	{
+		values.insert(values.end(), v.begin(), v.end());
+		times.insert(times.end(), t.begin(), t.end());
+		offsets.push_back(times.size());
+	}
+	uint32_t	count() const { return (uint32_t) offsets.size() - 1; }
+	uint64_t	length(uint32_t s) const { return offsets[s + 1] - offsets[s]; }
+	const double *series_values(uint32_t s) const { return &values[offsets[s] * dims]; }
+	const double *series_times(uint32_t s) const { return &times[offsets[s]]; }
+	GeoaccTwedSet view() const { return {count(), dims, offsets.data(), values.data(), times.data()}; }
+};
+
+GeoaccTwedParams
+params(double nu, double lambda, int degree = 2, bool root = true, bool float32 = false)
+{
+	return {nu, lambda, degree, root ? 1 : 0, float32 ? 1 : 0};
+}
+
+/* The Lp distance of the definition; x or y null stands for the origin. */
+long double
+reference_lp(const double *x, const double *y, int k, int degree, bool root)
+{
+	long double s = 0;
+
+	for (int d = 0; d < k; d++)
+	{
+		long double v = fabsl((long double) (x ? x[d] : 0.0) - (long double) (y ? y[d] : 0.0));
+
+		s += degree == 1 || (root && k == 1) ? v : powl(v, degree);
+	}
+	if (!root || degree == 1 || k == 1)
+		return s;
+	return degree == 2 ? sqrtl(s) : powl(s, 1.0L / degree);
+}
+
+/*
+ * TWED by the definition: the full matrix D in long double, a_0 = b_0 = 0
+ * and times 0 before the first points; point distances and deletion costs
+ * are tabulated first.
+ */
+long double
+reference_twed(const double *a, const double *ta, int n, const double *b, const double *tb, int m, int k,
+			   const GeoaccTwedParams &p)
+{
+	auto		pa = [&](int i) { return i > 0 ? a + (size_t) (i - 1) * k : nullptr; };
+	auto		pb = [&](int j) { return j > 0 ? b + (size_t) (j - 1) * k : nullptr; };
+	std::vector<long double> ta_(n + 1, 0.0L), tb_(m + 1, 0.0L);
+	std::vector<long double> delete_a(n + 1), delete_b(m + 1);
+	std::vector<long double> d_ab((size_t) (n + 1) * (m + 1));
+	std::vector<long double> D((size_t) (n + 1) * (m + 1), INFINITY);
+	const long double nu = p.nu;
+	const long double lambda = p.lambda;
+
+	for (int i = 1; i <= n; i++)
+		ta_[i] = ta[i - 1];
+	for (int j = 1; j <= m; j++)
+		tb_[j] = tb[j - 1];
+	for (int i = 1; i <= n; i++)
+		delete_a[i] = reference_lp(pa(i - 1), pa(i), k, p.degree, p.root) + nu * (ta_[i] - ta_[i - 1]) + lambda;
+	for (int j = 1; j <= m; j++)
+		delete_b[j] = reference_lp(pb(j - 1), pb(j), k, p.degree, p.root) + nu * (tb_[j] - tb_[j - 1]) + lambda;
+	for (int i = 0; i <= n; i++)
+		for (int j = 0; j <= m; j++)
+			d_ab[(size_t) i * (m + 1) + j] = reference_lp(pa(i), pb(j), k, p.degree, p.root)
+				+ nu * fabsl(ta_[i] - tb_[j]);
+
+	D[0] = 0;
+	for (int i = 1; i <= n; i++)
+	{
+		long double left = INFINITY;	/* D(i, 0) */
+
+		for (int j = 1; j <= m; j++)
+		{
+			const size_t ij = (size_t) i * (m + 1) + j;
+			const size_t up = ij - (m + 1);
+			const long double match = D[up - 1] + (d_ab[ij] + d_ab[up - 1]);
+
+			left = std::min(match, std::min(D[up] + delete_a[i], left + delete_b[j]));
+			D[ij] = left;
+		}
+	}
+	return D[(size_t) n * (m + 1) + m];
+}
+
+long double
+reference_pair(const Set &a, uint32_t x, const Set &b, uint32_t y, const GeoaccTwedParams &p)
+{
+	return reference_twed(a.series_values(x), a.series_times(x), (int) a.length(x),
+						  b.series_values(y), b.series_times(y), (int) b.length(y), (int) a.dims, p);
+}
+
+bool
+close(double got, long double want, double rel)
+{
+	return fabsl((long double) got - want) <= rel * fabsl(want) + 1e-300L;
+}
+
+double
+uniform(double lo, double hi)
+{
+	return std::uniform_real_distribution<double>(lo, hi)(core_test::rng());
+}
+
+int
+uniform_int(int lo, int hi)
+{
+	return std::uniform_int_distribution<int>(lo, hi)(core_test::rng());
+}
+
+/* A random walk with random, strictly increasing times from t0. */
+void
+add_random_series(Set &set, int n, double t0 = 0)
+{
+	std::vector<double> v(n * set.dims), t(n);
+	double		time = t0 + uniform(0, 5);
+
+	for (int i = 0; i < n; i++)
+	{
+		for (uint32_t d = 0; d < set.dims; d++)
+			v[i * set.dims + d] = (i > 0 ? v[(i - 1) * set.dims + d] : uniform(-50, 50)) + uniform(-3, 3);
+		t[i] = time;
+		time += uniform(0.01, 3);
+	}
+	set.add(v, t);
+}
+
+Set
+random_set(uint32_t dims, int count, int min_len, int max_len, double t0 = 0)
+{
+	Set			set;
+
+	set.dims = dims;
+	for (int s = 0; s < count; s++)
+		add_random_series(set, uniform_int(min_len, max_len), t0);
+	return set;
+}
+
+std::vector<double>
+run(GeoaccDevice device, const Set &a, const Set *b, const GeoaccTwedParams &p)
+{
+	const uint64_t pairs = b ? (uint64_t) a.count() * b->count() : (uint64_t) a.count() * (a.count() - 1) / 2;
+	std::vector<double> out(pairs, -1.0);
+	GeoaccTwedSet va = a.view();
+	GeoaccTwedSet vb = b ? b->view() : GeoaccTwedSet();
+
+	CHECK_OK(geoacc_twed(device, &va, b ? &vb : nullptr, &p, out.data()));
+	return out;
+}
+
+bool
+same_bits(const std::vector<double> &x, const std::vector<double> &y)
+{
+	return x.size() == y.size() && memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+}
+
+/* The UCI synthetic control set: 600 series of 60 values, times 0..59. */
+Set
+load_uci()
+{
+	Set			set;
+	std::ifstream in("data/twed/uci_synthetic_control.data");
+	std::string line;
+	std::vector<double> times(60);
+
+	for (int i = 0; i < 60; i++)
+		times[i] = i;
+	while (std::getline(in, line))
+	{
+		std::istringstream fields(line);
+		std::vector<double> v;
+		double		x;
+
+		while (fields >> x)
+			v.push_back(x);
+		if (v.size() == 60)
+			set.add(v, times);
+	}
+	return set;
+}
+
+/* Interrupt callback that fires on its n-th poll. */
+int			polls_left;
+
+int
+interrupt_after_polls()
+{
+	return --polls_left <= 0;
+}
+
+}								/* namespace */
+
+TEST(twed_paper_example)
+{
+	/* 1..10 against 11..20, times 1..10: match the first points, delete the rest */
+	Set			a,
+				b;
+	std::vector<double> v(10), w(10), t(10);
+
+	for (int i = 0; i < 10; i++)
+	{
+		v[i] = i + 1;
+		w[i] = i + 11;
+		t[i] = i + 1;
+	}
+	a.add(v, t);
+	b.add(w, t);
+	CHECK(fabs(run(GEOACC_DEVICE_CPU, a, &b, params(0.001, 1))[0] - 46.018) < 1e-12);
+	CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, params(0.001, 1, 2, true, true))[0], 46.018L, 1e-6));
+}
+
+TEST(twed_cpu_matches_reference_on_random_series)
+{
+	const uint32_t dims[] = {1, 2, 3, 5};
+	const int	degrees[] = {1, 2, 3, 4};
+
+	for (uint32_t k : dims)
+		for (int degree : degrees)
+			for (int root = 0; root <= 1; root++)
+			{
+				Set			a = random_set(k, 4, 1, 40);
+				Set			b = random_set(k, 3, 1, 40);
+				GeoaccTwedParams p = params(uniform_int(0, 1) ? uniform(0, 2) : 0, uniform(0, 3), degree, root);
+				std::vector<double> d = run(GEOACC_DEVICE_CPU, a, &b, p);
+				std::vector<double> f = run(GEOACC_DEVICE_CPU, a, &b,
+											params(p.nu, p.lambda, degree, root, true));
+
+				for (uint32_t x = 0; x < a.count(); x++)
+					for (uint32_t y = 0; y < b.count(); y++)
+					{
+						long double want = reference_pair(a, x, b, y, p);
+
+						CHECK(close(d[x * b.count() + y], want, 1e-12));
+						CHECK(close(f[x * b.count() + y], want, 1e-4));
+					}
+			}
+}
+
+TEST(twed_cpu_single_points_and_epoch_times)
+{
+	Set			a = random_set(2, 3, 1, 1, 1.6e9);	/* one point each */
+	Set			b = random_set(2, 3, 1, 5, 1.6e9);
+	GeoaccTwedParams p = params(0.01, 1);
+	std::vector<double> d = run(GEOACC_DEVICE_CPU, a, &b, p);
+	std::vector<double> single = run(GEOACC_DEVICE_CPU, a, nullptr, p);
+
+	for (uint32_t x = 0; x < 3; x++)
+		for (uint32_t y = 0; y < 3; y++)
+			CHECK(close(d[x * 3 + y], reference_pair(a, x, b, y, p), 1e-12));
+	/* one point against one point: d(a_1, b_1) + nu * |ta_1 - tb_1| */
+	CHECK(close(single[0], reference_lp(a.series_values(0), a.series_values(1), 2, 2, true)
+				+ 0.01L * fabsl((long double) a.times[0] - a.times[1]), 1e-15));
+}
+
+TEST(twed_uci_synthetic_control_matches_reference)
+{
+	Set			uci = load_uci();
+
+	CHECK(uci.count() == 600);
+	if (uci.count() != 600)
+		return;
+
+	/* every pair x < y against the reference (two threads: long double is slow) */
+	const GeoaccTwedParams p = params(1, 1);
+	const std::vector<double> upper = run(GEOACC_DEVICE_CPU, uci, nullptr, p);
+	int			far[2] = {0, 0};
+	auto		check_rows = [&](int parity) {
+		for (uint32_t x = parity; x < 600; x += 2)
+			for (uint32_t y = x + 1; y < 600; y++)
+				far[parity] += !close(upper[x * 600 - x * (x + 1) / 2 + y - x - 1],
+									  reference_pair(uci, x, uci, y, p), 1e-12);
+	};
+	std::thread other(check_rows, 1);
+
+	check_rows(0);
+	other.join();
+	CHECK(far[0] == 0 && far[1] == 0);
+
+	/* the rest of the 600 x 600 matrix: zeros on the diagonal, (y, x) = (x, y) to the bit */
+	for (uint32_t first = 0; first < 600; first += 150)
+	{
+		Set			rows;
+
+		rows.offsets.assign(uci.offsets.begin() + first, uci.offsets.begin() + first + 151);
+		for (uint64_t &o : rows.offsets)
+			o -= uci.offsets[first];
+		rows.values.assign(uci.values.begin() + uci.offsets[first] * 1, uci.values.begin() + uci.offsets[first + 150]);
+		rows.times.assign(uci.times.begin() + uci.offsets[first], uci.times.begin() + uci.offsets[first + 150]);
+
+		const std::vector<double> block = run(GEOACC_DEVICE_CPU, rows, &uci, p);
+		int			wrong = 0;
+
+		for (uint32_t x = first; x < first + 150; x++)
+			for (uint32_t y = 0; y < 600; y++)
+			{
+				const double d = block[(x - first) * 600 + y];
+
+				wrong += x == y ? d != 0
+					: d != upper[std::min(x, y) * 600 - std::min(x, y) * (std::min(x, y) + 1) / 2
+								 + std::max(x, y) - std::min(x, y) - 1];
+			}
+		CHECK(wrong == 0);
+	}
+}
+
+TEST(twed_cpu_symmetric_order_and_transpose)
+{
+	Set			a = random_set(3, 9, 1, 30);
+	const GeoaccTwedParams p = params(0.5, 0.25, 3, true);
+	std::vector<double> full = run(GEOACC_DEVICE_CPU, a, &a, p);
+	std::vector<double> upper = run(GEOACC_DEVICE_CPU, a, nullptr, p);
+	uint64_t	q = 0;
+
+	CHECK(upper.size() == 36);
+	for (uint32_t x = 0; x < 9; x++)
+		for (uint32_t y = x + 1; y < 9; y++, q++)
+		{
+			CHECK(upper[q] == full[x * 9 + y]);
+			CHECK(upper[q] == full[y * 9 + x]);
+		}
+}
+
+TEST(twed_float32_rebases_values_and_times)
+{
+	/* integer values and epoch times: shifting both series by a common offset changes nothing */
+	Set			a,
+				b,
+				a_shifted,
+				b_shifted;
+
+	a.dims = b.dims = a_shifted.dims = b_shifted.dims = 2;
+	for (Set *s : {&a, &b})
+	{
+		std::vector<double> v, t;
+		int			n = uniform_int(20, 50);
+
+		for (int i = 0; i < n; i++)
+		{
+			v.push_back(uniform_int(-500, 500));
+			v.push_back(uniform_int(-500, 500));
+			t.push_back(10.0 * i + uniform_int(0, 9));
+		}
+		s->add(v, t);
+		for (double &x : v)
+			x += 4.5e6;			/* UTM northings */
+		for (double &x : t)
+			x += 1.6e9;			/* epoch seconds */
+		(s == &a ? a_shifted : b_shifted).add(v, t);
+	}
+
+	const GeoaccTwedParams p32 = params(0.001, 1, 2, true, true);
+	const double d64 = run(GEOACC_DEVICE_CPU, a_shifted, &b_shifted, params(0.001, 1))[0];
+	const double d32 = run(GEOACC_DEVICE_CPU, a, &b, p32)[0];
+
+	CHECK(run(GEOACC_DEVICE_CPU, a_shifted, &b_shifted, p32)[0] == d32);
+	CHECK(close(d32, d64, 1e-5));
+	CHECK(close(d64, reference_pair(a, 0, b, 0, params(0.001, 1)), 1e-12));
+}
+
+TEST(twed_bad_inputs)
+{
+	Set			good = random_set(2, 2, 3, 5);
+	GeoaccTwedParams p = params(1, 1);
+	double		out[4];
+
+	auto		status_of = [&](const Set &a, const Set *b, const GeoaccTwedParams &q) {
+		GeoaccTwedSet va = a.view();
+		GeoaccTwedSet vb = b ? b->view() : GeoaccTwedSet();
+
+		return geoacc_twed(GEOACC_DEVICE_CPU, &va, b ? &vb : nullptr, &q, out);
+	};
+	auto		rejects = [&](const Set &a, const Set *b, const GeoaccTwedParams &q, const char *words) {
+		return status_of(a, b, q) == GEOACC_ERR_INVALID_ARGUMENT
+			&& strstr(geoacc_status_message(), words) != nullptr;
+	};
+
+	CHECK(status_of(good, &good, p) == GEOACC_OK);
+	CHECK(rejects(good, &good, params(-1, 1), "nu must be a finite, non-negative number"));
+	CHECK(rejects(good, &good, params(NAN, 1), "nu must be"));
+	CHECK(rejects(good, &good, params(INFINITY, 1), "nu must be"));
+	CHECK(rejects(good, &good, params(1, -0.5), "lambda must be a finite, non-negative number"));
+	CHECK(rejects(good, &good, params(1, NAN), "lambda must be"));
+	CHECK(rejects(good, &good, params(1, 1, 0), "degree must be at least 1"));
+
+	Set			bad = good;
+
+	bad.values[3] = NAN;
+	CHECK(rejects(bad, &good, p, "series 0 of a: value 1 of point 1 is not finite"));
+	bad = good;
+	bad.values.back() = -INFINITY;
+	CHECK(rejects(good, &bad, p, "of b: value 1 of point"));
+	bad = good;
+	bad.times[1] = INFINITY;
+	CHECK(rejects(bad, nullptr, p, "series 0 of a: the time of point 1 is not finite"));
+	bad = good;
+	bad.times[bad.offsets[1] + 2] = bad.times[bad.offsets[1] + 1];
+	CHECK(rejects(bad, nullptr, p, "series 1 of a: the time of point 2 does not increase"));
+	bad = good;
+	bad.times[1] = bad.times[0] - 1;
+	CHECK(rejects(good, &bad, p, "series 0 of b: the time of point 1 does not increase"));
+	bad = good;
+	bad.offsets[1] = 0;
+	CHECK(rejects(bad, &good, p, "series 0 of a is empty"));
+
+	Set			other = random_set(3, 1, 2, 2);
+
+	CHECK(rejects(good, &other, p, "a has 2 values per point and b has 3"));
+	bad = good;
+	bad.dims = 0;
+	CHECK(rejects(bad, nullptr, p, "need at least one value per point"));
+	bad = good;
+	bad.values[0] = 1e300;
+	CHECK(status_of(bad, &good, p) == GEOACC_OK);
+	CHECK(rejects(good, &bad, params(1, 1, 2, true, true), "out of the float32 range"));
+	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, nullptr, nullptr, &p, out) == GEOACC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(twed_empty_sets_give_no_pairs)
+{
+	Set			none,
+				one = random_set(1, 1, 2, 4);
+	GeoaccTwedParams p = params(1, 1);
+
+	CHECK(run(GEOACC_DEVICE_CPU, none, &one, p).empty());
+	CHECK(run(GEOACC_DEVICE_CPU, one, nullptr, p).empty());
+}
+
+TEST(twed_cpu_stops_on_interrupt)
+{
+	Set			a = random_set(1, 1, 3000, 3000);
+	GeoaccTwedParams p = params(1, 1);
+	GeoaccTwedSet va = a.view();
+	double		out = 0;
+
+	geoacc_twed_set_poll_ops(1 << 16);
+	polls_left = 3;
+	geoacc_set_interrupt_callback(interrupt_after_polls);
+	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &va, &p, &out) == GEOACC_ERR_CANCELLED);
+	geoacc_set_interrupt_callback(nullptr);
+	geoacc_twed_set_poll_ops(0);
+	CHECK_OK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &va, &p, &out));
+	CHECK(out == 0);
+}
+
+/* ------------------------------------------------------ GPU against CPU */
+
+TEST(twed_gpu_matches_cpu_on_short_pairs)
+{
+	REQUIRE_GPU();
+	const uint32_t dims[] = {1, 2, 3, 5, 28};
+
+	for (uint32_t k : dims)
+		for (int degree = 1; degree <= 3; degree++)
+			for (int variant = 0; variant < 4; variant++)
+			{
+				/* lengths across one and several bands of 32 rows, times near 0 or epoch */
+				const double t0 = variant & 1 ? 1.6e9 : 0;
+				Set			a = random_set(k, uniform_int(1, 40), 1, variant & 2 ? 300 : 40, t0);
+				Set			b = random_set(k, uniform_int(1, 40), 1, 100, t0);
+				const GeoaccTwedParams p = params(uniform(0, 1), uniform(0, 2), degree, variant != 3,
+												  variant == 2);
+
+				CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+				CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, nullptr, p), run(GEOACC_DEVICE_CPU, a, nullptr, p)));
+			}
+}
+
+TEST(twed_gpu_matches_cpu_on_long_pairs)
+{
+	REQUIRE_GPU();
+	/* sizes off the band (32 * R rows) and chunk (32 columns) grid, both orientations */
+	const int	shapes[][2] = {{1, 5000}, {1, 70000}, {257, 33}, {4099, 3001}, {1500, 7000}};
+	const uint32_t dims[] = {1, 2, 3, 4};
+
+	for (uint32_t k : dims)
+		for (const auto &shape : shapes)
+			for (int float32 = 0; float32 <= 1; float32++)
+			{
+				Set			a = random_set(k, 1, shape[0], shape[0], 1.6e9);
+				Set			b = random_set(k, 1, shape[1], shape[1], 1.6e9);
+				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), k == 4 ? 3 : 2, true, float32);
+				const double cpu = run(GEOACC_DEVICE_CPU, a, &b, p)[0];
+
+				CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == cpu);
+				CHECK(run(GEOACC_DEVICE_GPU, b, &a, p)[0] == cpu);
+			}
+}
+
+TEST(twed_gpu_matches_cpu_over_many_launches)
+{
+	REQUIRE_GPU();
+	/* launches of a few tiles each: edges, corners and flags carry over between launches */
+	Set			a = random_set(1, 1, 6000, 6000);
+	Set			b = random_set(1, 1, 4500, 4500);
+	Set			many = random_set(2, 300, 1, 200);
+	const GeoaccTwedParams p = params(0.1, 1);
+	const double cpu = run(GEOACC_DEVICE_CPU, a, &b, p)[0];
+	const std::vector<double> cpu_many = run(GEOACC_DEVICE_CPU, many, nullptr, p);
+
+	for (uint64_t ops : {uint64_t(1) << 20, uint64_t(1) << 24})
+	{
+		geoacc_twed_set_poll_ops(ops);
+		CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == cpu);
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, many, nullptr, p), cpu_many));
+	}
+	geoacc_twed_set_poll_ops(0);
+}
+
+TEST(twed_gpu_matches_cpu_under_tiny_memory_caps)
+{
+	REQUIRE_GPU();
+	/* groups of series block by block; long pairs in super-blocks through host memory */
+	Set			set = random_set(2, 120, 1, 400);
+	Set			long_a = random_set(3, 1, 9000, 9000);
+	Set			long_b = random_set(3, 1, 7000, 7000);
+	const GeoaccTwedParams p = params(0.2, 0.5);
+	const std::vector<double> cpu_sym = run(GEOACC_DEVICE_CPU, set, nullptr, p);
+	const std::vector<double> cpu_full = run(GEOACC_DEVICE_CPU, set, &long_a, p);
+	const double cpu_long = run(GEOACC_DEVICE_CPU, long_a, &long_b, p)[0];
+
+	for (uint64_t cap : {uint64_t(256) << 10, uint64_t(2) << 20})
+	{
+		geoacc_gpu_set_memory_limit(cap);
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, set, nullptr, p), cpu_sym));
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, set, &long_a, p), cpu_full));
+		CHECK(run(GEOACC_DEVICE_GPU, long_a, &long_b, p)[0] == cpu_long);
+		CHECK(geoacc_gpu_memory_in_use() == 0);
+	}
+	geoacc_gpu_set_memory_limit(0);
+}
+
+TEST(twed_gpu_matches_cpu_on_uci)
+{
+	REQUIRE_GPU();
+	Set			uci = load_uci();
+
+	CHECK(uci.count() == 600);
+	for (int float32 = 0; float32 <= 1; float32++)
+	{
+		const GeoaccTwedParams p = params(1, 1, 2, true, float32);
+
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, uci, nullptr, p), run(GEOACC_DEVICE_CPU, uci, nullptr, p)));
+	}
+}
+
+TEST(twed_gpu_stops_on_interrupt)
+{
+	REQUIRE_GPU();
+	Set			a = random_set(1, 1, 20000, 20000);
+	GeoaccTwedParams p = params(1, 1);
+	GeoaccTwedSet va = a.view();
+	double		out = 0;
+
+	geoacc_twed_set_poll_ops(1 << 24);
+	polls_left = 3;
+	geoacc_set_interrupt_callback(interrupt_after_polls);
+	CHECK(geoacc_twed(GEOACC_DEVICE_GPU, &va, &va, &p, &out) == GEOACC_ERR_CANCELLED);
+	geoacc_set_interrupt_callback(nullptr);
+	geoacc_twed_set_poll_ops(0);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+	CHECK_OK(geoacc_twed(GEOACC_DEVICE_GPU, &va, &va, &p, &out));
+	CHECK(out == 0);
+}
