@@ -32,7 +32,7 @@ check_params(const GeoaccTwedParams &p)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "degree must be at least 1 (it is %d)", p.degree);
 }
 
-/* Every series non-empty, every value and time finite, times increasing. */
+/* Every series non-empty, every value and time finite, times increasing (messages count from 1). */
 void
 check_set(const GeoaccTwedSet &set, const char *name)
 {
@@ -43,21 +43,21 @@ check_set(const GeoaccTwedSet &set, const char *name)
 	for (uint32_t s = 0; s < set.count; s++)
 	{
 		if (set.offsets[s + 1] <= set.offsets[s])
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "series %u of %s is empty", s, name);
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "series %u of %s is empty", s + 1, name);
 		for (uint64_t p = set.offsets[s]; p < set.offsets[s + 1]; p++)
 		{
-			uint64_t	point = p - set.offsets[s];
+			uint64_t	point = p - set.offsets[s] + 1;
 
 			for (uint32_t d = 0; d < set.dims; d++)
 				if (!std::isfinite(set.values[p * set.dims + d]))
 					fail(GEOACC_ERR_INVALID_ARGUMENT, "series %u of %s: value %u of point %llu is not finite",
-						 s, name, d, (unsigned long long) point);
+						 s + 1, name, d + 1, (unsigned long long) point);
 			if (!std::isfinite(set.times[p]))
 				fail(GEOACC_ERR_INVALID_ARGUMENT, "series %u of %s: the time of point %llu is not finite",
-					 s, name, (unsigned long long) point);
-			if (point > 0 && !(set.times[p] > set.times[p - 1]))
+					 s + 1, name, (unsigned long long) point);
+			if (point > 1 && !(set.times[p] > set.times[p - 1]))
 				fail(GEOACC_ERR_INVALID_ARGUMENT, "series %u of %s: the time of point %llu does not increase",
-					 s, name, (unsigned long long) point);
+					 s + 1, name, (unsigned long long) point);
 		}
 	}
 }
@@ -99,11 +99,11 @@ prepare(const GeoaccTwedSet &set, const Origin &origin, const char *name, TwedMe
 				if (!std::isfinite(out.values[p * k + d]))
 					fail(GEOACC_ERR_INVALID_ARGUMENT,
 						 "series %u of %s: value %u of point %llu is out of the float32 range",
-						 s, name, d, (unsigned long long) (p - out.offsets[s]));
+						 s + 1, name, d + 1, (unsigned long long) (p - out.offsets[s] + 1));
 			if (!std::isfinite(out.times[p]))
 				fail(GEOACC_ERR_INVALID_ARGUMENT,
 					 "series %u of %s: the time of point %llu is out of the float32 range",
-					 s, name, (unsigned long long) (p - out.offsets[s]));
+					 s + 1, name, (unsigned long long) (p - out.offsets[s] + 1));
 			out.del[p] = p == out.offsets[s] ? T(0)
 				: twed_delete_cost(&out.values[(p - 1) * k], out.times[p - 1], &out.values[p * k], out.times[p],
 								   (int) k, metric, nu, lambda);

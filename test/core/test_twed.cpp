@@ -417,22 +417,22 @@ TEST(twed_bad_inputs)
 	Set			bad = good;
 
 	bad.values[3] = NAN;
-	CHECK(rejects(bad, &good, p, "series 0 of a: value 1 of point 1 is not finite"));
+	CHECK(rejects(bad, &good, p, "series 1 of a: value 2 of point 2 is not finite"));
 	bad = good;
 	bad.values.back() = -INFINITY;
 	CHECK(rejects(good, &bad, p, "of b: value 1 of point"));
 	bad = good;
 	bad.times[1] = INFINITY;
-	CHECK(rejects(bad, nullptr, p, "series 0 of a: the time of point 1 is not finite"));
+	CHECK(rejects(bad, nullptr, p, "series 1 of a: the time of point 2 is not finite"));
 	bad = good;
 	bad.times[bad.offsets[1] + 2] = bad.times[bad.offsets[1] + 1];
-	CHECK(rejects(bad, nullptr, p, "series 1 of a: the time of point 2 does not increase"));
+	CHECK(rejects(bad, nullptr, p, "series 2 of a: the time of point 3 does not increase"));
 	bad = good;
 	bad.times[1] = bad.times[0] - 1;
-	CHECK(rejects(good, &bad, p, "series 0 of b: the time of point 1 does not increase"));
+	CHECK(rejects(good, &bad, p, "series 1 of b: the time of point 2 does not increase"));
 	bad = good;
 	bad.offsets[1] = 0;
-	CHECK(rejects(bad, &good, p, "series 0 of a is empty"));
+	CHECK(rejects(bad, &good, p, "series 1 of a is empty"));
 
 	Set			other = random_set(3, 1, 2, 2);
 

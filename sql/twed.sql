@@ -1,0 +1,225 @@
+-- gpu_twed and gpu_twed_matrix: Time Warp Edit Distance.
+-- Distances are checked against twed_reference(), a plain PL/pgSQL
+-- implementation of the definition (full matrix, a_0 = b_0 = 0, times 0
+-- before the first points); outputs are booleans and counts, the same on
+-- the CPU and on the GPU.
+
+CREATE FUNCTION twed_reference(a float8[], ta float8[], b float8[], tb float8[], nu float8, lambda float8,
+	degree int DEFAULT 2, root boolean DEFAULT true) RETURNS float8
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	k int := coalesce(array_length(a, 2), 1);
+	n int := array_length(a, 1);
+	m int := array_length(b, 1);
+	w int := m + 1;
+	-- point 0 is the origin at time 0
+	av float8[] := array_fill(0::float8, ARRAY[k]) || array(SELECT unnest(a));
+	bv float8[] := array_fill(0::float8, ARRAY[k]) || array(SELECT unnest(b));
+	at float8[] := 0::float8 || coalesce(ta, array(SELECT generate_series(1, n)::float8));
+	bt float8[] := 0::float8 || coalesce(tb, array(SELECT generate_series(1, m)::float8));
+	dab float8[] := array_fill(0::float8, ARRAY[(n + 1) * w]);	-- d(a_i, b_j)
+	da float8[] := array_fill(0::float8, ARRAY[n + 1]);			-- d(a_{i-1}, a_i)
+	db float8[] := array_fill(0::float8, ARRAY[m + 1]);
+	d float8[] := array_fill('Infinity'::float8, ARRAY[(n + 1) * w]);
+	s float8;
+BEGIN
+	FOR i IN 0..n LOOP
+		FOR j IN 0..m LOOP
+			s := 0;
+			FOR c IN 1..k LOOP
+				s := s + abs(av[i * k + c] - bv[j * k + c]) ^ degree;
+			END LOOP;
+			dab[i * w + j + 1] := CASE WHEN root THEN s ^ (1.0 / degree) ELSE s END;
+		END LOOP;
+	END LOOP;
+	FOR i IN 1..n LOOP
+		s := 0;
+		FOR c IN 1..k LOOP
+			s := s + abs(av[(i - 1) * k + c] - av[i * k + c]) ^ degree;
+		END LOOP;
+		da[i + 1] := CASE WHEN root THEN s ^ (1.0 / degree) ELSE s END;
+	END LOOP;
+	FOR j IN 1..m LOOP
+		s := 0;
+		FOR c IN 1..k LOOP
+			s := s + abs(bv[(j - 1) * k + c] - bv[j * k + c]) ^ degree;
+		END LOOP;
+		db[j + 1] := CASE WHEN root THEN s ^ (1.0 / degree) ELSE s END;
+	END LOOP;
+	d[1] := 0;
+	FOR i IN 1..n LOOP
+		FOR j IN 1..m LOOP
+			d[i * w + j + 1] := least(
+				d[(i - 1) * w + j] + dab[i * w + j + 1] + dab[(i - 1) * w + j]
+					+ nu * (abs(at[i + 1] - bt[j + 1]) + abs(at[i] - bt[j])),
+				d[(i - 1) * w + j + 1] + da[i + 1] + nu * (at[i + 1] - at[i]) + lambda,
+				d[i * w + j] + db[j + 1] + nu * (bt[j + 1] - bt[j]) + lambda);
+		END LOOP;
+	END LOOP;
+	RETURN d[n * w + m + 1];
+END
+$$;
+
+-- the example of the improved TWED paper: 1..10 against 11..20, times 1..10
+SELECT abs(gpu_twed(array(SELECT generate_series(1, 10)::float8), NULL,
+	array(SELECT generate_series(11, 20)::float8), NULL, 0.001, 1) - 46.018) < 1e-12 AS paper_example,
+	abs(twed_reference(array(SELECT generate_series(1, 10)::float8), NULL,
+	array(SELECT generate_series(11, 20)::float8), NULL, 0.001, 1) - 46.018) < 1e-12 AS reference_agrees,
+	abs(gpu_twed(array(SELECT generate_series(1, 10)::float8), NULL,
+	array(SELECT generate_series(11, 20)::float8), NULL, 0.001, 1, float32 => true) - 46.018) < 1e-5
+	AS float32_close;
+
+-- fresh random series of 1 to 3 values per point, 1 to 15 points, random times
+CREATE TEMP TABLE twed_random AS
+SELECT g AS id, k,
+	CASE WHEN k = 1 THEN array(SELECT random() * 100 - 50 FROM generate_series(1, n) i)
+	ELSE array(SELECT array(SELECT random() * 100 - 50 + 0 * i FROM generate_series(1, k))
+		FROM generate_series(1, n) i) END AS vals,
+	array(SELECT sum(0.01 + 3 * random()) OVER (ORDER BY i) FROM generate_series(1, n) i) AS times
+FROM generate_series(1, 15) g, LATERAL (SELECT g % 3 + 1 AS k, 1 + (random() * 14)::int + 0 * g AS n) s;
+
+-- every pair of the same dimension, every degree, with and without the root
+CREATE TEMP TABLE twed_random_pairs AS
+SELECT x.id AS x, y.id AS y, degree, root,
+	gpu_twed(x.vals, x.times, y.vals, y.times, 0.5, 1.5, degree, root) AS d,
+	gpu_twed(x.vals, x.times, y.vals, y.times, 0.5, 1.5, degree, root, float32 => true) AS d32,
+	twed_reference(x.vals, x.times, y.vals, y.times, 0.5, 1.5, degree, root) AS ref
+FROM twed_random x JOIN twed_random y ON x.k = y.k AND x.id <= y.id,
+	generate_series(1, 3) degree, (VALUES (true), (false)) r(root);
+SELECT count(*) > 0 AS some_pairs,
+	bool_and(abs(d - ref) <= 1e-12 * ref) AS matches_reference,
+	bool_and(abs(d32 - ref) <= 1e-4 * ref) AS float32_close,
+	bool_and((x = y) = (d = 0)) AS zero_only_on_itself
+FROM twed_random_pairs;
+
+-- the distance is symmetric to the bit; the matrix gives the scalar's values
+SELECT bool_and(gpu_twed(x.vals, x.times, y.vals, y.times, 0.5, 1.5, 3)
+	= gpu_twed(y.vals, y.times, x.vals, x.times, 0.5, 1.5, 3)) AS symmetric
+FROM twed_random x JOIN twed_random y ON x.k = y.k;
+SELECT count(*) AS pairs, bool_and(m.distance = p.d) AS matrix_equals_scalar
+FROM generate_series(1, 3) k,
+	gpu_twed_matrix(format('SELECT id, vals, times FROM twed_random WHERE k = %s ORDER BY id', k), NULL,
+		0.5, 1.5, 2, false) m
+	JOIN twed_random_pairs p ON p.x = m.a_id AND p.y = m.b_id AND p.degree = 2 AND NOT p.root;
+
+-- the UCI synthetic control set: 600 series of 60 values in 6 classes, times 0..59
+CREATE TEMP TABLE uci_lines (id int, line text);
+\copy uci_lines FROM PROGRAM 'cat -n data/twed/uci_synthetic_control.data'
+CREATE TEMP TABLE uci AS
+SELECT id, (id - 1) / 100 AS class, regexp_split_to_array(trim(line), '\s+')::float8[] AS vals,
+	array(SELECT generate_series(0, 59)::float8) AS times
+FROM uci_lines;
+SELECT count(*) AS series, bool_and(array_length(vals, 1) = 60) AS all_60_values FROM uci;
+
+-- two series of each class, every pair against the reference (nu = lambda = 1)
+SELECT count(*) AS pairs, bool_and(abs(m.distance - twed_reference(x.vals, x.times, y.vals, y.times, 1, 1))
+	<= 1e-12 * m.distance) AS matches_reference
+FROM gpu_twed_matrix('SELECT id, vals, times FROM uci WHERE id % 100 IN (7, 58) ORDER BY id', NULL, 1, 1) m
+	JOIN uci x ON x.id = m.a_id JOIN uci y ON y.id = m.b_id;
+
+-- leave-one-out nearest-neighbour classification over all 179,700 pairs
+CREATE TEMP TABLE uci_pairs AS
+SELECT * FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1);
+SELECT count(*) AS pairs FROM uci_pairs;
+SELECT count(*) FILTER (WHERE x.class = y.class) AS nn_same_class
+FROM (SELECT DISTINCT ON (a) a, b FROM (
+		SELECT a_id AS a, b_id AS b, distance FROM uci_pairs
+		UNION ALL SELECT b_id, a_id, distance FROM uci_pairs) p
+	ORDER BY a, distance, b) nn
+	JOIN uci x ON x.id = nn.a JOIN uci y ON y.id = nn.b;
+
+-- real AIS trajectories (New York harbour, one day): X, Y values, M epoch times
+CREATE TEMP TABLE ny AS SELECT id, traj FROM ais_tracks WHERE source = 'ny_harbor_2020-12-08';
+CREATE TEMP TABLE ny_pairs AS
+SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL, 0.001, 1);
+SELECT count(*) AS pairs,
+	bool_and(m.distance = gpu_twed(x.traj, y.traj, 0.001, 1)) AS matrix_equals_scalar,
+	bool_and(m.distance = gpu_twed(
+		array(SELECT ARRAY[ST_X(g.geom), ST_Y(g.geom)] FROM ST_DumpPoints(x.traj) g ORDER BY g.path),
+		array(SELECT ST_M(g.geom) FROM ST_DumpPoints(x.traj) g ORDER BY g.path),
+		array(SELECT ARRAY[ST_X(g.geom), ST_Y(g.geom)] FROM ST_DumpPoints(y.traj) g ORDER BY g.path),
+		array(SELECT ST_M(g.geom) FROM ST_DumpPoints(y.traj) g ORDER BY g.path), 0.001, 1)) AS arrays_agree,
+	bool_and(abs(gpu_twed(x.traj, y.traj, 0.001, 1, float32 => true) - m.distance) <= 1e-4 * m.distance)
+	AS float32_close
+FROM ny_pairs m JOIN ny x ON x.id = m.a_id JOIN ny y ON y.id = m.b_id;
+
+-- one against many, both orders, equals the symmetric matrix
+SELECT bool_and(m.distance = p.distance) AS one_against_many
+FROM (SELECT min(id) AS first FROM ny) f,
+	gpu_twed_matrix(format('SELECT id, traj FROM ny WHERE id = %s', f.first), 'SELECT id, traj FROM ny', 0.001, 1) m
+	JOIN ny_pairs p ON p.a_id = least(m.a_id, m.b_id) AND p.b_id = greatest(m.a_id, m.b_id);
+
+-- the nearest neighbours of the longest track among the other tracks of the day
+SELECT m.b_id AS neighbour
+FROM (SELECT id FROM ny ORDER BY ST_NPoints(traj) DESC, id LIMIT 1) q,
+	gpu_twed_matrix(format('SELECT id, traj FROM ny WHERE id = %s', q.id),
+		format('SELECT id, traj FROM ny WHERE id <> %s', q.id), 0.001, 1) m
+ORDER BY m.distance, m.b_id LIMIT 3;
+
+-- a 1 MB device-memory cap splits the work; the distances do not change
+SET geoacc.gpu_memory_limit = '1MB';
+SELECT bool_and(m.distance = p.distance) AS capped_equals
+FROM gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL, 0.001, 1) m
+	JOIN ny_pairs p USING (a_id, b_id);
+SELECT bool_and(m.distance = p.distance) AS capped_equals
+FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id % 5 = 0 ORDER BY id', 'SELECT id, vals FROM uci ORDER BY id',
+	1, 1) m
+	JOIN uci_pairs p ON p.a_id = least(m.a_id, m.b_id) AND p.b_id = greatest(m.a_id, m.b_id);
+RESET geoacc.gpu_memory_limit;
+
+-- ids of any integer type; a NULL times column means 1..n
+SELECT array_agg(a_id ORDER BY a_id, b_id) AS a_ids, array_agg(b_id ORDER BY a_id, b_id) AS b_ids,
+	bool_and(distance = gpu_twed(ARRAY[a_id, 1], NULL, ARRAY[b_id, 1], NULL, 1, 1)) AS times_default
+FROM gpu_twed_matrix('SELECT i::int2, ARRAY[i, 1]::float8[], NULL::float8[] FROM generate_series(1, 3) i',
+	'SELECT i, ARRAY[i, 1]::float8[] FROM generate_series(2, 3) i', 1, 1);
+
+-- NULL arguments give NULL, empty queries no rows
+SELECT gpu_twed(NULL, NULL, '{1}'::float8[], NULL, 1, 1) IS NULL AS null_a,
+	gpu_twed('{1}'::float8[], NULL, '{1}', NULL, 1, NULL) IS NULL AS null_lambda,
+	gpu_twed(NULL::geometry, 'LINESTRING M (0 0 1, 1 1 2)', 1, 1) IS NULL AS null_trajectory;
+SELECT count(*) AS no_rows FROM gpu_twed_matrix(NULL, NULL, 1, 1);
+SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[] WHERE false', NULL, 1, 1);
+SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', NULL, 1, 1);
+SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1, ''{1}''::float8[]', 1, NULL);
+
+-- bad input (array literals in a call with an untyped last argument need a cast, as the
+-- trajectory form would match too)
+SELECT gpu_twed('{}', NULL, '{1}', NULL, 1, 1);
+SELECT gpu_twed('{{{1}}}', NULL, '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1, NULL, 3}', NULL, '{1}', NULL, 1, 1);
+SELECT gpu_twed('{{1, 2}}', NULL, '{{1, 2}, {3, NULL}}', NULL, 1, 1);
+SELECT gpu_twed('{1, NaN}', NULL, '{1}', NULL, 1, 1);
+SELECT gpu_twed('{{1, 2}}', NULL, '{{1, 2}, {-Infinity, 4}}', NULL, 1, 1);
+SELECT gpu_twed('{1, 2}', '{1, 2, 3}', '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1, 2}', '{{1, 2}}', '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1, 2}', '{1, NULL}', '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1, 2}', '{1, Infinity}', '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1, 2, 3}', NULL, '{1, 2, 3}', '{5, 6, 6}', 1, 1);
+SELECT gpu_twed('{1, 2, 3}', '{5, 4, 6}', '{1}', NULL, 1, 1);
+SELECT gpu_twed('{{1, 2}}', NULL, '{1}', NULL, 1, 1);
+SELECT gpu_twed('{1}', NULL, '{1}', NULL, -1, 1);
+SELECT gpu_twed('{1}', NULL, '{1}', NULL, 'NaN', 1);
+SELECT gpu_twed('{1}', NULL, '{1}', NULL, 1, -0.5);
+SELECT gpu_twed('{1}'::float8[], NULL, '{1}', NULL, 1, 'Infinity');
+SELECT gpu_twed('{1}', NULL, '{1}', NULL, 1, 1, 0);
+SELECT gpu_twed('{1}', NULL, '{1e300}', NULL, 1, 1, float32 => true);
+SELECT gpu_twed('POINT M (0 0 1)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+SELECT gpu_twed('LINESTRING (0 0, 1 1)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+SELECT gpu_twed('LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING M (0 0 1, 1 1 1)', 1, 1);
+SELECT gpu_twed('LINESTRING M EMPTY', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+SELECT gpu_twed('SRID=32618;LINESTRING M (0 0 1, 1 1 2)', 'SRID=4326;LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+SELECT gpu_twed('LINESTRING ZM (0 0 0 1, 1 1 1 2)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT ''x''::text, ''{1}''::float8[]', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[], NULL::float8[], 4', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1, ''{1}''::text', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT NULL::int, ''{1}''::float8[]', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT i, CASE WHEN i = 2 THEN NULL ELSE ''{1}''::float8[] END
+	FROM generate_series(1, 3) i', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny UNION ALL SELECT 99, NULL', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT i, ARRAY[1, i]::float8[], ARRAY[2, 2 - i]::float8[] FROM generate_series(1, 3) i',
+	NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 7, ''{1, 2}''::float8[]', 'SELECT 8, ''{{1, 2}}''::float8[]', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny', 'SELECT 5, ST_SetSRID(traj, 4326) FROM ny LIMIT 1', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny', 'SELECT 5, ''POINT M (1 2 3)''::geometry', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELEC 1', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', NULL, -2, 1);

@@ -1,0 +1,591 @@
+/*
+ * twed.c
+ *
+ * gpu_twed(): Time Warp Edit Distance between two series (float8 arrays
+ * with times) or two trajectories (X, Y [, Z] values, M times), and
+ * gpu_twed_matrix(), the distances between the series of two inner queries
+ * (or among those of one), computed in one core call: the query results are
+ * fetched through SPI on the first call, the distances kept in the
+ * multi-call memory context and returned row by row (as pgRouting does).
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+/* Series packed end to end for the core, with the ids of their rows. */
+typedef struct TwedSeries
+{
+	MemoryContext context;		/* where the arrays live */
+	uint32		count;
+	uint32		max_count;
+	uint64		npoints;
+	uint64		max_points;
+	int64	   *ids;
+	uint64	   *offsets;		/* count + 1 */
+	double	   *values;			/* npoints * dims */
+	double	   *times;
+} TwedSeries;
+
+/* What every series of one call must share: values per point, SRID. */
+typedef struct TwedShape
+{
+	int			dims;			/* 0 until the first series */
+	const char *first;			/* the series that set it */
+	bool		has_srid;
+	int32		srid;
+	const char *srid_first;
+} TwedShape;
+
+static void
+SeriesInit(TwedSeries *s, MemoryContext context)
+{
+	memset(s, 0, sizeof(*s));
+	s->context = context;
+	s->max_count = 16;
+	s->max_points = 1024;
+	s->ids = MemoryContextAlloc(context, s->max_count * sizeof(int64));
+	s->offsets = MemoryContextAlloc(context, (s->max_count + 1) * sizeof(uint64));
+	s->offsets[0] = 0;
+	s->values = MemoryContextAllocHuge(context, s->max_points * sizeof(double));
+	s->times = MemoryContextAllocHuge(context, s->max_points * sizeof(double));
+}
+
+/* Room for one more series of `points` points of `dims` values (times get as many slots as values). */
+static void
+SeriesReserve(TwedSeries *s, uint64 points, int dims)
+{
+	uint64		need = (s->npoints + points) * dims;
+
+	if (s->count + 1 >= s->max_count)
+	{
+		if (s->max_count >= PG_UINT32_MAX / 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many series")));
+		s->max_count *= 2;
+		s->ids = repalloc(s->ids, s->max_count * sizeof(int64));
+		s->offsets = repalloc(s->offsets, (s->max_count + 1) * sizeof(uint64));
+	}
+	if (need > s->max_points)
+	{
+		while (s->max_points < need)
+			s->max_points *= 2;
+		s->values = repalloc_huge(s->values, s->max_points * sizeof(double));
+		s->times = repalloc_huge(s->times, s->max_points * sizeof(double));
+	}
+}
+
+static void
+SeriesClose(TwedSeries *s, int64 id, uint64 points)
+{
+	s->ids[s->count] = id;
+	s->npoints += points;
+	s->count++;
+	s->offsets[s->count] = s->npoints;
+}
+
+static GeoaccTwedSet
+SeriesView(const TwedSeries *s, const TwedShape *shape)
+{
+	GeoaccTwedSet set;
+
+	set.count = s->count;
+	set.dims = shape->dims > 0 ? shape->dims : 1;
+	set.offsets = s->offsets;
+	set.values = s->values;
+	set.times = s->times;
+	return set;
+}
+
+static void
+CheckDims(TwedShape *shape, int dims, const char *label)
+{
+	if (shape->dims == 0)
+	{
+		shape->dims = dims;
+		shape->first = label;
+	}
+	else if (shape->dims != dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("series must all have the same number of values per point"),
+				 errdetail("%s has %d, %s has %d.", shape->first, shape->dims, label, dims)));
+}
+
+/* Index of the first NULL of an array with NULLs. */
+static int
+FirstNull(ArrayType *array, int n)
+{
+	bits8	   *bitmap = ARR_NULLBITMAP(array);
+
+	for (int i = 0; i < n; i++)
+		if (!(bitmap[i / 8] & (1 << (i % 8))))
+			return i;
+	return n;
+}
+
+/*
+ * Add a series from float8 arrays: values n x k (or n for k = 1), times n
+ * (NULL: 1..n).  `label` names it in errors ("a", "a_sql row 3 (id 7)").
+ */
+static void
+SeriesAddArrays(TwedSeries *s, TwedShape *shape, int64 id, ArrayType *values, ArrayType *times,
+				const char *values_label, const char *times_label, const char *label)
+{
+	int			ndim = ARR_NDIM(values);
+	int			n,
+				k;
+	const double *v;
+
+	if (ndim == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", values_label)));
+	if (ndim > 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one- or two-dimensional array", values_label),
+				 errdetail("It has %d dimensions.", ndim),
+				 errhint("Pass points as rows: ARRAY[[x1, y1], [x2, y2], ...].")));
+	n = ARR_DIMS(values)[0];
+	k = ndim == 2 ? ARR_DIMS(values)[1] : 1;
+	CheckDims(shape, k, label);
+	if (array_contains_nulls(values))
+	{
+		int			i = FirstNull(values, n * k);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain NULLs", values_label),
+				 ndim == 2 ? errdetail("Point %d, value %d is NULL.", i / k + 1, i % k + 1)
+				 : errdetail("Point %d is NULL.", i + 1)));
+	}
+	v = (const double *) ARR_DATA_PTR(values);
+	for (int i = 0; i < n * k; i++)
+		if (!isfinite(v[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must contain only finite numbers", values_label),
+					 ndim == 2 ? errdetail("Point %d, value %d is %g.", i / k + 1, i % k + 1, v[i])
+					 : errdetail("Point %d is %g.", i + 1, v[i])));
+
+	SeriesReserve(s, n, k);
+	memcpy(s->values + s->npoints * k, v, (size_t) n * k * sizeof(double));
+	if (times == NULL)
+	{
+		for (int i = 0; i < n; i++)
+			s->times[s->npoints + i] = i + 1;
+	}
+	else
+	{
+		const double *t;
+
+		if (ARR_NDIM(times) != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must be a one-dimensional array", times_label)));
+		if (ARR_DIMS(times)[0] != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must have one element per point", times_label),
+					 errdetail("It has %d elements for %d points.", ARR_DIMS(times)[0], n)));
+		if (array_contains_nulls(times))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULLs", times_label),
+					 errdetail("Element %d is NULL.", FirstNull(times, n) + 1)));
+		t = (const double *) ARR_DATA_PTR(times);
+		for (int i = 0; i < n; i++)
+		{
+			if (!isfinite(t[i]))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s must contain only finite numbers", times_label),
+						 errdetail("Element %d is %g.", i + 1, t[i])));
+			if (i > 0 && !(t[i] > t[i - 1]))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s must increase", times_label),
+						 errdetail("Element %d is %.17g after %.17g.", i + 1, t[i], t[i - 1])));
+		}
+		memcpy(s->times + s->npoints, t, (size_t) n * sizeof(double));
+	}
+	SeriesClose(s, id, n);
+}
+
+/* Add a trajectory: X, Y (and Z) are the values, M the time. */
+static void
+SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varlena *geom, const char *label)
+{
+	GeoaccLine	line;
+	int			k;
+
+	GeoaccLineFromGeometry(geom, &line, label);
+	if (line.npoints == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", label)));
+	GeoaccCheckTrajectory(&line, label);
+	k = line.ndims - 1;
+	CheckDims(shape, k, label);
+	if (!shape->has_srid)
+	{
+		shape->has_srid = true;
+		shape->srid = line.srid;
+		shape->srid_first = label;
+	}
+	else if (shape->srid != line.srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have the same SRID"),
+				 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, line.srid)));
+
+	SeriesReserve(s, line.npoints, k);
+	for (uint32 i = 0; i < line.npoints; i++)
+	{
+		const double *p = line.coords + (size_t) i * line.ndims;
+
+		memcpy(s->values + (s->npoints + i) * k, p, k * sizeof(double));
+		s->times[s->npoints + i] = p[k];
+	}
+	SeriesClose(s, id, line.npoints);
+}
+
+/* nu, lambda, degree, root, float32 from arguments first .. first + 4, checked. */
+static GeoaccTwedParams
+ParamsFromArgs(FunctionCallInfo fcinfo, int first)
+{
+	GeoaccTwedParams p;
+
+	p.nu = PG_GETARG_FLOAT8(first);
+	p.lambda = PG_GETARG_FLOAT8(first + 1);
+	p.degree = PG_GETARG_INT32(first + 2);
+	p.root = PG_GETARG_BOOL(first + 3);
+	p.float32 = PG_GETARG_BOOL(first + 4);
+	if (!isfinite(p.nu) || p.nu < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("nu must be a finite, non-negative number"),
+				 errdetail("nu is %g.", p.nu)));
+	if (!isfinite(p.lambda) || p.lambda < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lambda must be a finite, non-negative number"),
+				 errdetail("lambda is %g.", p.lambda)));
+	if (p.degree < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("degree must be at least 1"),
+				 errdetail("degree is %d.", p.degree)));
+	return p;
+}
+
+static bool
+AnyArgIsNull(FunctionCallInfo fcinfo, int first, int last)
+{
+	for (int i = first; i <= last; i++)
+		if (PG_ARGISNULL(i))
+			return true;
+	return false;
+}
+
+/* Distances of all pairs of a x b (b NULL: pairs x < y of a) on the chosen device. */
+static void
+TwedCompute(const char *function, const TwedSeries *a, const TwedSeries *b, const TwedShape *shape,
+			const GeoaccTwedParams *params, double *distances)
+{
+	GeoaccTwedSet va = SeriesView(a, shape);
+	GeoaccTwedSet vb;
+	GeoaccCall	call;
+	double		cells;
+
+	if (b)
+	{
+		vb = SeriesView(b, shape);
+		cells = (double) a->npoints * (double) b->npoints;
+	}
+	else
+	{
+		double		squares = 0;
+
+		for (uint32 s = 0; s < a->count; s++)
+			squares += (double) (a->offsets[s + 1] - a->offsets[s]) * (a->offsets[s + 1] - a->offsets[s]);
+		cells = ((double) a->npoints * a->npoints - squares) / 2;
+	}
+	GeoaccCallBegin(&call, function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX);
+	GeoaccCheck(geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances));
+	GeoaccCallEnd(&call);
+}
+
+/*
+ * gpu_twed(a float8[], ta float8[], b float8[], tb float8[], nu, lambda,
+ * degree, root, float32): TWED of two series; NULL times mean 1..n
+ */
+PG_FUNCTION_INFO_V1(gpu_twed);
+Datum
+gpu_twed(PG_FUNCTION_ARGS)
+{
+	TwedSeries	a,
+				b;
+	TwedShape	shape = {0};
+	GeoaccTwedParams params;
+	double		distance;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || AnyArgIsNull(fcinfo, 4, 8))
+		PG_RETURN_NULL();
+	params = ParamsFromArgs(fcinfo, 4);
+	SeriesInit(&a, CurrentMemoryContext);
+	SeriesInit(&b, CurrentMemoryContext);
+	SeriesAddArrays(&a, &shape, 0, PG_GETARG_ARRAYTYPE_P(0), PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1),
+					"a", "ta", "a");
+	SeriesAddArrays(&b, &shape, 0, PG_GETARG_ARRAYTYPE_P(2), PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3),
+					"b", "tb", "b");
+	TwedCompute("gpu_twed", &a, &b, &shape, &params, &distance);
+	PG_RETURN_FLOAT8(distance);
+}
+
+/*
+ * gpu_twed(a geometry, b geometry, nu, lambda, degree, root, float32): TWED
+ * of two trajectories
+ */
+PG_FUNCTION_INFO_V1(gpu_twed_geometry);
+Datum
+gpu_twed_geometry(PG_FUNCTION_ARGS)
+{
+	TwedSeries	a,
+				b;
+	TwedShape	shape = {0};
+	GeoaccTwedParams params = ParamsFromArgs(fcinfo, 2);
+	double		distance;
+
+	SeriesInit(&a, CurrentMemoryContext);
+	SeriesInit(&b, CurrentMemoryContext);
+	SeriesAddTrajectory(&a, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), "a");
+	SeriesAddTrajectory(&b, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(1)), "b");
+	TwedCompute("gpu_twed", &a, &b, &shape, &params, &distance);
+	PG_RETURN_FLOAT8(distance);
+}
+
+/* ---------------------------------------------------------- the matrix */
+
+typedef enum QueryForm
+{
+	FORM_VALUES,				/* (id, values) */
+	FORM_VALUES_TIMES,			/* (id, values, times) */
+	FORM_TRAJECTORY				/* (id, trajectory) */
+} QueryForm;
+
+static bool
+IsIntegerType(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+static QueryForm
+CheckQueryColumns(TupleDesc desc, const char *argname)
+{
+	int			natts = desc->natts;
+	StringInfoData types;
+
+	if (natts >= 2 && IsIntegerType(SPI_gettypeid(desc, 1)))
+	{
+		Oid			second = SPI_gettypeid(desc, 2);
+
+		if (natts == 2 && second == FLOAT8ARRAYOID)
+			return FORM_VALUES;
+		if (natts == 3 && second == FLOAT8ARRAYOID && SPI_gettypeid(desc, 3) == FLOAT8ARRAYOID)
+			return FORM_VALUES_TIMES;
+		if (natts == 2 && strcmp(SPI_gettype(desc, 2), "geometry") == 0)
+			return FORM_TRAJECTORY;
+	}
+	initStringInfo(&types);
+	for (int i = 1; i <= natts; i++)
+		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(SPI_gettypeid(desc, i)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("%s must return (id, values[, times]) or (id, trajectory)", argname),
+			 errdetail("It returns (%s).", types.data),
+			 errhint("The id is an integer, values and times are float8[], a trajectory is a geometry.")));
+	pg_unreachable();
+}
+
+/* Run an inner query through a cursor and add each row's series. */
+static void
+SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *argname)
+{
+	SPIPlanPtr	plan;
+	Portal		portal;
+	uint64		row = 0;
+	QueryForm	form = FORM_VALUES;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(sql, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for %s: %s", argname, SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		if (row == 0)
+			form = CheckQueryColumns(SPI_tuptable->tupdesc, argname);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tuple = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		id_datum = SPI_getbinval(tuple, desc, 1, &isnull);
+			int64		id;
+			Datum		series;
+			char	   *label;
+
+			row++;
+			if (isnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s row " UINT64_FORMAT " has a NULL id", argname, row)));
+			switch (SPI_gettypeid(desc, 1))
+			{
+				case INT2OID:
+					id = DatumGetInt16(id_datum);
+					break;
+				case INT4OID:
+					id = DatumGetInt32(id_datum);
+					break;
+				default:
+					id = DatumGetInt64(id_datum);
+					break;
+			}
+			label = MemoryContextStrdup(s->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
+															 argname, row, id));
+			series = SPI_getbinval(tuple, desc, 2, &isnull);
+			if (isnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("the %s of %s must not be NULL",
+								form == FORM_TRAJECTORY ? "trajectory" : "values", label)));
+			if (form == FORM_TRAJECTORY)
+				SeriesAddTrajectory(s, shape, id, PG_DETOAST_DATUM(series), label);
+			else
+			{
+				ArrayType  *times = NULL;
+
+				if (form == FORM_VALUES_TIMES)
+				{
+					Datum		times_datum = SPI_getbinval(tuple, desc, 3, &isnull);
+
+					if (!isnull)
+						times = DatumGetArrayTypeP(times_datum);
+				}
+				SeriesAddArrays(s, shape, id, DatumGetArrayTypeP(series), times,
+								psprintf("the values of %s", label), psprintf("the times of %s", label), label);
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+typedef struct MatrixState
+{
+	TwedSeries	a;
+	TwedSeries	b;				/* count 0 when symmetric */
+	bool		symmetric;
+	double	   *distances;
+	uint64		next;			/* next pair to return */
+	uint64		npairs;
+	uint32		x;				/* its series */
+	uint32		y;
+} MatrixState;
+
+/*
+ * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32):
+ * (a_id, b_id, distance) for every series of a_sql against every series of
+ * b_sql, or for every pair of series of a_sql when b_sql is NULL
+ */
+PG_FUNCTION_INFO_V1(gpu_twed_matrix);
+Datum
+gpu_twed_matrix(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	MatrixState *state;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext oldcontext;
+		TupleDesc	desc;
+		TwedShape	shape = {0};
+		GeoaccTwedParams params;
+		uint64		nb;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "gpu_twed_matrix must return a composite type");
+		funcctx->tuple_desc = BlessTupleDesc(desc);
+		state = palloc0(sizeof(MatrixState));
+		funcctx->user_fctx = state;
+		if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6))
+		{
+			MemoryContextSwitchTo(oldcontext);
+			SRF_RETURN_DONE(funcctx);
+		}
+		params = ParamsFromArgs(fcinfo, 2);
+		state->symmetric = PG_ARGISNULL(1);
+		SeriesInit(&state->a, funcctx->multi_call_memory_ctx);
+		SeriesInit(&state->b, funcctx->multi_call_memory_ctx);
+		SeriesFromQuery(&state->a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+		if (!state->symmetric)
+			SeriesFromQuery(&state->b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+
+		nb = state->symmetric ? state->a.count : state->b.count;
+		state->npairs = state->symmetric ? (uint64) nb * (nb - (nb > 0)) / 2 : (uint64) state->a.count * nb;
+		if (state->npairs > MaxAllocHugeSize / sizeof(double))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many pairs of series: " UINT64_FORMAT, state->npairs)));
+		if (state->npairs > 0)
+		{
+			state->distances = MemoryContextAllocHuge(funcctx->multi_call_memory_ctx,
+													  state->npairs * sizeof(double));
+			TwedCompute("gpu_twed_matrix", &state->a, state->symmetric ? NULL : &state->b, &shape, &params,
+						state->distances);
+		}
+		state->y = state->symmetric ? 1 : 0;
+		MemoryContextSwitchTo(oldcontext);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	state = funcctx->user_fctx;
+	if (state->next < state->npairs)
+	{
+		const TwedSeries *b = state->symmetric ? &state->a : &state->b;
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int64GetDatum(state->a.ids[state->x]);
+		values[1] = Int64GetDatum(b->ids[state->y]);
+		values[2] = Float8GetDatum(state->distances[state->next]);
+		state->next++;
+		if (++state->y == b->count)
+		{
+			state->x++;
+			state->y = state->symmetric ? state->x + 1 : 0;
+		}
+		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc, values, nulls)));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
