@@ -523,8 +523,9 @@ twed_batch_kernel(BatchArgs<T> args)
 				const Series<T> sa{args.a.values + ax * args.k, args.a.times + ax, args.a.del + ax};
 				const Series<T> sb{args.b.values + by * args.k, args.b.times + by, args.b.del + by};
 				/* the longer series as rows keeps the scratch row short */
-				const T		d = n >= m ? pair_by_warp<T, K>(sa, n, sb, m, args.k, args.metric, args.nu, scratch)
-					: pair_by_warp<T, K>(sb, m, sa, n, args.k, args.metric, args.nu, scratch);
+				const bool	swap = n < m;
+				const T		d = pair_by_warp<T, K>(swap ? sb : sa, swap ? m : n, swap ? sa : sb, swap ? n : m,
+												   args.k, args.metric, args.nu, scratch);
 
 				if (lane == WARP - 1)
 					args.out[q] = (double) d;

@@ -487,8 +487,8 @@ TEST(twed_gpu_matches_cpu_on_short_pairs)
 			{
 				/* lengths across one and several bands of 32 rows, times near 0 or epoch */
 				const double t0 = variant & 1 ? 1.6e9 : 0;
-				Set			a = random_set(k, uniform_int(1, 40), 1, variant & 2 ? 300 : 40, t0);
-				Set			b = random_set(k, uniform_int(1, 40), 1, 100, t0);
+				Set			a = random_set(k, uniform_int(1, 12), 1, variant & 2 ? 120 : 40, t0);
+				Set			b = random_set(k, uniform_int(1, 12), 1, 70, t0);
 				const GeoaccTwedParams p = params(uniform(0, 1), uniform(0, 2), degree, variant != 3,
 												  variant == 2);
 
@@ -501,7 +501,7 @@ TEST(twed_gpu_matches_cpu_on_long_pairs)
 {
 	REQUIRE_GPU();
 	/* sizes off the band (32 * R rows) and chunk (32 columns) grid, both orientations */
-	const int	shapes[][2] = {{1, 5000}, {1, 70000}, {257, 33}, {4099, 3001}, {1500, 7000}};
+	const int	shapes[][2] = {{1, 5000}, {1, 70000}, {257, 33}, {2100, 1501}, {700, 3000}};
 	const uint32_t dims[] = {1, 2, 3, 4};
 
 	for (uint32_t k : dims)
@@ -522,9 +522,9 @@ TEST(twed_gpu_matches_cpu_over_many_launches)
 {
 	REQUIRE_GPU();
 	/* launches of a few tiles each: edges, corners and flags carry over between launches */
-	Set			a = random_set(1, 1, 6000, 6000);
-	Set			b = random_set(1, 1, 4500, 4500);
-	Set			many = random_set(2, 300, 1, 200);
+	Set			a = random_set(1, 1, 3000, 3000);
+	Set			b = random_set(1, 1, 2500, 2500);
+	Set			many = random_set(2, 150, 1, 200);
 	const GeoaccTwedParams p = params(0.1, 1);
 	const double cpu = run(GEOACC_DEVICE_CPU, a, &b, p)[0];
 	const std::vector<double> cpu_many = run(GEOACC_DEVICE_CPU, many, nullptr, p);
@@ -543,8 +543,8 @@ TEST(twed_gpu_matches_cpu_under_tiny_memory_caps)
 	REQUIRE_GPU();
 	/* groups of series block by block; long pairs in super-blocks through host memory */
 	Set			set = random_set(2, 120, 1, 400);
-	Set			long_a = random_set(3, 1, 9000, 9000);
-	Set			long_b = random_set(3, 1, 7000, 7000);
+	Set			long_a = random_set(2, 1, 6000, 6000);
+	Set			long_b = random_set(2, 1, 5000, 5000);
 	const GeoaccTwedParams p = params(0.2, 0.5);
 	const std::vector<double> cpu_sym = run(GEOACC_DEVICE_CPU, set, nullptr, p);
 	const std::vector<double> cpu_full = run(GEOACC_DEVICE_CPU, set, &long_a, p);
