@@ -420,7 +420,7 @@ TEST(twed_bad_inputs)
 	CHECK(rejects(bad, &good, p, "series 1 of a: value 2 of point 2 is not finite"));
 	bad = good;
 	bad.values.back() = -INFINITY;
-	CHECK(rejects(good, &bad, p, "of b: value 1 of point"));
+	CHECK(rejects(good, &bad, p, "of b: value 2 of point"));
 	bad = good;
 	bad.times[1] = INFINITY;
 	CHECK(rejects(bad, nullptr, p, "series 1 of a: the time of point 2 is not finite"));
