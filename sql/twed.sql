@@ -149,11 +149,11 @@ FROM (SELECT min(id) AS first FROM ny) f,
 	gpu_twed_matrix(format('SELECT id, traj FROM ny WHERE id = %s', f.first), 'SELECT id, traj FROM ny', 0.001, 1) m
 	JOIN ny_pairs p ON p.a_id = least(m.a_id, m.b_id) AND p.b_id = greatest(m.a_id, m.b_id);
 
--- the nearest neighbours of the longest track among the other tracks of the day
-SELECT m.b_id AS neighbour
-FROM (SELECT id FROM ny ORDER BY ST_NPoints(traj) DESC, id LIMIT 1) q,
-	gpu_twed_matrix(format('SELECT id, traj FROM ny WHERE id = %s', q.id),
-		format('SELECT id, traj FROM ny WHERE id <> %s', q.id), 0.001, 1) m
+-- the nearest neighbours of one track among all others (the README's example): the same vessel first
+SELECT m.b_id AS track, t.mmsi, to_timestamp(ST_M(ST_StartPoint(t.traj)))::date AS day
+FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks WHERE id = 424',
+	'SELECT id, traj FROM ais_tracks WHERE id <> 424', nu => 0.001, lambda => 100) m
+	JOIN ais_tracks t ON t.id = m.b_id
 ORDER BY m.distance, m.b_id LIMIT 3;
 
 -- a 1 MB device-memory cap splits the work; the distances do not change
