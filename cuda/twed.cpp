@@ -69,6 +69,7 @@ struct Origin
 	double		time = 0;
 };
 
+/* The set in T, shifted to the origin, with the deletion cost of every point. */
 template <class T>
 TwedSeriesSet<T>
 prepare(const GeoaccTwedSet &set, const Origin &origin, const char *name, TwedMetric metric, T nu, T lambda)
@@ -167,6 +168,7 @@ pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::
 	return d[m];
 }
 
+/* Every pair of the job, in the order of geoacc_twed. */
 template <class T, int K>
 void
 twed_cpu(const TwedJob<T> &job, double *distances)
@@ -180,6 +182,7 @@ twed_cpu(const TwedJob<T> &job, double *distances)
 			distances[q++] = (double) pair_cpu<T, K>(job, x, y, d, c, ops);
 }
 
+/* Prepare both sets in T and compute on the chosen device. */
 template <class T>
 void
 run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const GeoaccTwedParams &params,

@@ -23,6 +23,9 @@ trap 'rm -rf "$work"' EXIT
 make -s test/bench/twed_bench
 zcat data/twed/mnist_10k.u8.gz > "$work/mnist.u8"
 
+echo "twed benchmark: $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'),"\
+	"$(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo
 echo "## twed: core level (whole core call: preparation, copies, kernels)"
 echo
 echo "### one pair of random walks, n = m"
