@@ -8,6 +8,7 @@
  */
 #include "twed.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace geoacc
@@ -16,8 +17,9 @@ namespace geoacc
 namespace
 {
 
-/* Work between two interrupt polls of the CPU twin (about 20 ms). */
+/* Work between two interrupt polls of the CPU twin (about 20 ms), looked at every CPU_SEGMENT cells. */
 constexpr uint64_t CPU_POLL_OPS = uint64_t(1) << 26;
+constexpr uint64_t CPU_SEGMENT = 4096;
 
 uint64_t	poll_ops_setting;		/* 0: the defaults */
 
@@ -132,7 +134,7 @@ pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::
 	const T    *bt = &b.times[b.offsets[y]];
 	const T    *bd = &b.del[b.offsets[y]];
 	const T		inf = std::numeric_limits<T>::infinity();
-	const uint64_t row_ops = m * twed_cell_ops(k, job.metric);
+	const uint64_t cell_ops = twed_cell_ops(k, job.metric);
 
 	/* row 0: D(0,0) = 0, D(0,j) = infinity */
 	d.assign(m + 1, inf);
@@ -144,26 +146,33 @@ pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::
 		T			diag_c = c[0];
 		T			left = inf;		/* D(i,0) */
 
-		for (uint64_t j = 0; j < m; j++)
+		/* the row in segments, polling between them: a row can be long */
+		for (uint64_t j0 = 0; j0 < m; j0 += CPU_SEGMENT)
 		{
-			T			cost = twed_match_cost<T, K>(&av[i * k], at[i], &bv[j * k], bt[j], k, job.metric, job.nu);
-			T			up = d[j + 1];
-			T			value = twed_cell(diag, diag_c, up, left, cost, ad[i], bd[j]);
+			const uint64_t j1 = std::min(m, j0 + CPU_SEGMENT);
 
-			diag = up;
-			diag_c = c[j + 1];
-			d[j + 1] = value;
-			c[j + 1] = cost;
-			left = value;
+			for (uint64_t j = j0; j < j1; j++)
+			{
+				T			cost = twed_match_cost<T, K>(&av[i * k], at[i], &bv[j * k], bt[j], k, job.metric,
+														 job.nu);
+				T			up = d[j + 1];
+				T			value = twed_cell(diag, diag_c, up, left, cost, ad[i], bd[j]);
+
+				diag = up;
+				diag_c = c[j + 1];
+				d[j + 1] = value;
+				c[j + 1] = cost;
+				left = value;
+			}
+			ops += (j1 - j0) * cell_ops;
+			if (ops >= twed_poll_ops(CPU_POLL_OPS))
+			{
+				check_interrupt();
+				ops = 0;
+			}
 		}
 		d[0] = inf;
 		c[0] = 0;
-		ops += row_ops;
-		if (ops >= twed_poll_ops(CPU_POLL_OPS))
-		{
-			check_interrupt();
-			ops = 0;
-		}
 	}
 	return d[m];
 }

@@ -53,8 +53,8 @@ constexpr unsigned FULL_MASK = 0xffffffffu;
 /* Arithmetic per launch: a few milliseconds of work, at most ~100 ms. */
 constexpr uint64_t LAUNCH_OPS = uint64_t(1) << 36;
 
-/* A pair computed by one warp has at most this many cells (~50 ms). */
-constexpr uint64_t BATCH_MAX_CELLS = uint64_t(1) << 25;
+/* A pair computed by one warp does at most this much arithmetic (~50 ms). */
+constexpr uint64_t BATCH_MAX_OPS = uint64_t(1) << 29;
 
 /* With this few pairs the GPU would idle: pairs of 2^16 cells or more run as long pairs. */
 constexpr uint64_t FEW_PAIRS = 16;
@@ -951,7 +951,9 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 	if (avail == 0)
 		fail(GEOACC_ERR_DEVICE_MEMORY, "no device memory is left under the cap");
 
-	routing.max_cells = job.pairs() <= FEW_PAIRS ? FEW_PAIRS_LONG_CELLS - 1 : BATCH_MAX_CELLS;
+	routing.max_cells = BATCH_MAX_OPS / twed_cell_ops(job.a->dims, job.metric);
+	if (job.pairs() <= FEW_PAIRS)
+		routing.max_cells = std::min(routing.max_cells, FEW_PAIRS_LONG_CELLS - 1);
 	routing.a_fits.resize(job.a->count);
 	routing.b_fits.resize(job.b->count);
 	for (uint32_t s = 0; s < job.a->count; s++)
