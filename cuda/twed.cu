@@ -838,6 +838,9 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 	DeviceBuffer<double> d_out;
 	std::vector<double> out;
 
+	/* no long pair in this block: no need to look at each pair */
+	const bool	all_batch = da.max_length * db.max_length <= routing.max_cells;
+
 	/* prefix sums of the column series' lengths, to size launches row by row */
 	std::vector<uint64_t> prefix(nb + 1, 0);
 
@@ -926,7 +929,7 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 			const uint32_t gx = ga[x];
 			const uint32_t gy = diagonal ? ga[y] : gb[y];
 
-			if (routing.batch(job, gx, gy))
+			if (all_batch || routing.batch(job, gx, gy))
 				distances[job.symmetric ? twed_triangle_index(gx, gy, job.a->count)
 						  : (uint64_t) gx * job.b->count + gy] = out[i];
 			if (++y == row_end)
