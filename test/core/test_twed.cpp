@@ -518,6 +518,24 @@ TEST(twed_gpu_matches_cpu_on_long_pairs)
 			}
 }
 
+TEST(twed_gpu_matches_cpu_on_mixed_pairs)
+{
+	REQUIRE_GPU();
+	/* few pairs: the large ones run as long pairs, the others one warp each, in the same call */
+	Set			a,
+				b;
+
+	for (int n : {10, 400, 3000})
+		add_random_series(a, n);
+	for (int m : {5, 300, 2500})
+		add_random_series(b, m);
+
+	const GeoaccTwedParams p = params(0.3, 0.7);
+
+	CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+	CHECK(same_bits(run(GEOACC_DEVICE_GPU, b, nullptr, p), run(GEOACC_DEVICE_CPU, b, nullptr, p)));
+}
+
 TEST(twed_gpu_matches_cpu_over_many_launches)
 {
 	REQUIRE_GPU();
