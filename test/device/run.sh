@@ -11,10 +11,10 @@ set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
 summary=()
-step() {		# step NAME COMMAND...: run, log to $OUT/NAME.log, remember the outcome
+step() {		# step NAME COMMAND...: run with a time limit, log to $OUT/NAME.log, remember the outcome
 	local name=$1; shift
 	local start=$SECONDS
-	"$@" > "$OUT/$name.log" 2>&1
+	timeout "${STEP_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
 	local rc=$?
 	summary+=("$(printf '%-28s %s (%ds)' "$name" "$([ $rc = 0 ] && echo ok || echo "FAILED rc=$rc")" $((SECONDS - start)))")
 	return $rc
@@ -35,9 +35,9 @@ psql -XAt -c "CREATE EXTENSION IF NOT EXISTS geoacc CASCADE" -c "SELECT geoacc_v
 
 REGRESS_GPU=$(make -s print-regress-gpu)
 step installcheck_gpu env PGOPTIONS='-c geoacc.device=gpu' make installcheck REGRESS="$REGRESS_GPU"
-[ -f regression.diffs ] && cp regression.diffs "$OUT/"
+[ -f regression.diffs ] && cp regression.diffs "$OUT/" && tail -40 regression.diffs
 step core_tests test/core/geoacc_core_tests
-step core_tests_sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+STEP_TIMEOUT=${SANITIZER_TIMEOUT:-300} step core_tests_sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
 	test/core/geoacc_core_tests "${SANITIZER_FILTER:-}"
 step device_layer test/device/device_layer.sh
 for feature in "$@"; do
