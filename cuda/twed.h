@@ -157,8 +157,10 @@ twed_delete_cost(const T *prev, T tprev, const T *cur, T tcur, int k, TwedMetric
 /*
  * D(i,j) from its three neighbours: diag = D(i-1,j-1) with c(i-1,j-1), up =
  * D(i-1,j), left = D(i,j-1).  Swapping up/left with del_a/del_b gives the
- * same bits (the minimum commutes on these non-negative values, never NaN): the distance of
- * (b, a) equals that of (a, b) to the bit, so either series may be the rows.
+ * same bits (the minimum commutes on these non-negative values, never NaN): on the same
+ * prepared values the distance of (b, a) equals that of (a, b) to the bit, so either series
+ * may be the rows.  (float32 prepares them from the first point of a: swapping the
+ * arguments moves that origin and may change the last bits.)
  */
 template <class T>
 GEOACC_HD T

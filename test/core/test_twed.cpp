@@ -157,6 +157,19 @@ add_random_series(Set &set, int n, double t0 = 0)
 	set.add(v, t);
 }
 
+/*
+ * Give b the first point of a (values and time, the earlier of the two
+ * first times for both): float32 then rebases both orders to one origin.
+ */
+void
+share_first_point(Set &a, Set &b)
+{
+	const double t = std::min(a.times[0], b.times[0]);
+
+	std::copy(a.values.begin(), a.values.begin() + a.dims, b.values.begin());
+	a.times[0] = b.times[0] = t;
+}
+
 Set
 random_set(uint32_t dims, int count, int min_len, int max_len, double t0 = 0)
 {
@@ -389,6 +402,32 @@ TEST(twed_float32_rebases_values_and_times)
 	CHECK(close(d64, reference_pair(a, 0, b, 0, params(0.001, 1)), 1e-12));
 }
 
+TEST(twed_float32_order_follows_the_origin)
+{
+	/*
+	 * float64: (a, b) and (b, a) to the bit.  float32 rebases to the first
+	 * point of a, so the two orders round differently (close, not equal),
+	 * unless both series start at the same point.
+	 */
+	for (uint32_t k : {1u, 2u, 3u})
+	{
+		Set			a = random_set(k, 1, 200, 300, 1.6e9);
+		Set			b = random_set(k, 1, 200, 300, 1.6e9);
+		const GeoaccTwedParams p64 = params(uniform(0, 0.01), uniform(0, 2));
+		const GeoaccTwedParams p32 = params(p64.nu, p64.lambda, 2, true, true);
+		const double d64 = run(GEOACC_DEVICE_CPU, a, &b, p64)[0];
+		const double d32 = run(GEOACC_DEVICE_CPU, a, &b, p32)[0];
+
+		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p64)[0] == d64);
+		CHECK(close(run(GEOACC_DEVICE_CPU, b, &a, p32)[0], d32, 1e-5));
+		CHECK(close(d32, d64, 1e-4));
+
+		share_first_point(a, b);
+		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p64)[0] == run(GEOACC_DEVICE_CPU, a, &b, p64)[0]);
+		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p32)[0] == run(GEOACC_DEVICE_CPU, a, &b, p32)[0]);
+	}
+}
+
 TEST(twed_bad_inputs)
 {
 	Set			good = random_set(2, 2, 3, 5);
@@ -511,6 +550,29 @@ TEST(twed_gpu_matches_cpu_on_long_pairs)
 				Set			a = random_set(k, 1, shape[0], shape[0], 1.6e9);
 				Set			b = random_set(k, 1, shape[1], shape[1], 1.6e9);
 				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), k == 4 ? 3 : 2, true, float32);
+
+				/* float32 rebases to the first point of the first set: each order has its own CPU result */
+				CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == run(GEOACC_DEVICE_CPU, a, &b, p)[0]);
+				CHECK(run(GEOACC_DEVICE_GPU, b, &a, p)[0] == run(GEOACC_DEVICE_CPU, b, &a, p)[0]);
+			}
+}
+
+TEST(twed_gpu_long_pairs_in_either_order)
+{
+	REQUIRE_GPU();
+	/* one float32 origin for both orders: rows a or rows b, the same bits as the CPU in the first order */
+	const int	shapes[][2] = {{1, 5000}, {257, 33}, {700, 3000}, {2100, 1501}};
+
+	for (uint32_t k : {1u, 2u, 3u})
+		for (const auto &shape : shapes)
+			for (int float32 = 0; float32 <= 1; float32++)
+			{
+				Set			a = random_set(k, 1, shape[0], shape[0], 1.6e9);
+				Set			b = random_set(k, 1, shape[1], shape[1], 1.6e9);
+
+				share_first_point(a, b);
+
+				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), 2, true, float32);
 				const double cpu = run(GEOACC_DEVICE_CPU, a, &b, p)[0];
 
 				CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == cpu);
