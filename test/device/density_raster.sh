@@ -61,6 +61,8 @@ raster() {	# raster N SIDE K: the query for one configuration
 	echo "SELECT length(gpu_density_raster(traj, $extent, $2, $2, 'gaussian', $3)) FROM tracks_$1"
 }
 serial="SET max_parallel_workers_per_gather = 0"
+# a small GPU call first, so that CUDA start-up in the session is not timed
+gpu_warmup="SELECT length(gpu_density_raster('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'BOX(0 0,2 2)'::box2d, 2, 2))"
 
 echo
 echo "## density_raster: end to end (one backend; times in ms; core = time inside the compute core)"
@@ -76,7 +78,7 @@ for n in $sizes; do
 		k=${c#*:}
 		gpu="-"; gpu_core="-"; ratio="-"
 		if [ "$has_gpu" = t ]; then
-			read -r gpu gpu_core <<< "$(run "$serial; SET geoacc.device = gpu" "$(raster "$n" "$side" "$k")")"
+			read -r gpu gpu_core <<< "$(run "$serial; SET geoacc.device = gpu; $gpu_warmup" "$(raster "$n" "$side" "$k")")"
 		fi
 		read -r cpu cpu_core <<< "$(run "$serial; SET geoacc.device = cpu" "$(raster "$n" "$side" "$k")")"
 		[ "$gpu" != "-" ] && ratio=$(awk -v a="$cpu" -v b="$gpu" 'BEGIN {printf "%.1fx", a / b}')
@@ -94,7 +96,7 @@ if [ "$largest" = 100000000 ]; then
 	parallel="SET max_parallel_workers_per_gather = 8; SET max_parallel_workers = 8"
 	for device in gpu cpu; do
 		[ "$device" = gpu ] && [ "$has_gpu" != t ] && continue
-		read -r ms _ <<< "$(run "$parallel; SET geoacc.device = $device" "$(raster "$largest" 4096 31)")"
+		read -r ms _ <<< "$(run "$parallel; SET geoacc.device = $device; $gpu_warmup" "$(raster "$largest" 4096 31)")"
 		echo "| $device, 8 workers | $ms |"
 	done
 fi
