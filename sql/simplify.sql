@@ -20,6 +20,11 @@ SELECT tolerance, count(*) AS tracks,
 	sum(ST_NPoints(simplified)) AS points_after
 FROM simplify_ais GROUP BY tolerance ORDER BY tolerance;
 
+-- and stored byte for byte as PostGIS stores its own result (flags, bounding box, coordinates)
+CREATE FUNCTION simplify_raw(geometry) RETURNS bytea LANGUAGE internal IMMUTABLE STRICT AS 'byteasend';
+SELECT count(*) AS compared, count(*) FILTER (WHERE simplify_raw(simplified) = simplify_raw(postgis)) AS same_bytes
+FROM simplify_ais WHERE postgis IS NOT NULL;
+
 -- the table twice as one partition (115,190 points: a chunk of at most
 -- 65,536 vertices, then one of at most 131,072), and under a 1 MB device
 -- memory cap (on a GPU many chunks and pieces): the same results
@@ -58,7 +63,8 @@ GROUP BY id;
 
 SELECT count(*) AS checks,
 	bool_and(ST_AsEWKB(simplified) = ST_AsEWKB(postgis)
-		OR (postgis IS NULL AND ST_NPoints(simplified) = 2)) AS all_equal_to_st_simplify
+		OR (postgis IS NULL AND ST_NPoints(simplified) = 2)) AS all_equal_to_st_simplify,
+	bool_and(simplify_raw(simplified) = simplify_raw(postgis) OR postgis IS NULL) AS same_bytes
 FROM (SELECT t, traj,
 		gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified,
 		ST_Simplify(traj, t) AS postgis

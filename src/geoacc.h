@@ -106,12 +106,9 @@ void		GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const
 void		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
 
 /*
- * A new LINESTRING geometry datum (through PostGIS) with the given
- * coordinates, dimensions and SRID.
+ * A new LINESTRING geometry datum with the given coordinates, dimensions and
+ * SRID, serialized exactly as PostGIS 3 serializes it.
  */
 Datum		GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid);
-
-/* A geometry datum from EWKB, parsed by PostGIS itself. */
-Datum		GeoaccGeometryFromEWKB(bytea *ewkb);
 
 #endif							/* GEOACC_H */

@@ -2,16 +2,14 @@
  * geometry.c
  *
  * Reading PostGIS geometries in place (the serialized GSERIALIZED form,
- * versions 1 and 2, without liblwgeom) and building results through
- * PostGIS's own EWKB parser, so that what we return is exactly what PostGIS
- * would build.  Also the trajectory rule every trajectory function applies.
+ * versions 1 and 2, without liblwgeom) and writing lines in PostGIS 3's
+ * serialized form byte for byte.  Also the trajectory rule every trajectory
+ * function applies.
  */
 #include "geoacc.h"
 
+#include <float.h>
 #include <math.h>
-
-#include "fmgr.h"
-#include "utils/builtins.h"
 
 /* GSERIALIZED flag bits (liblwgeom/gserialized1.h and gserialized2.h) */
 #define GS_FLAG_Z 0x01
@@ -20,11 +18,6 @@
 #define GS_FLAG_GEODETIC 0x08
 #define GS2_FLAG_EXTENDED 0x10
 #define GS2_FLAG_VERSION 0x40
-
-/* EWKB type bits */
-#define EWKB_Z 0x80000000u
-#define EWKB_M 0x40000000u
-#define EWKB_SRID 0x20000000u
 
 typedef struct GeometryHeader
 {
@@ -141,39 +134,83 @@ GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 	}
 }
 
-/* PostGIS's EWKB parser, found once per backend. */
-static PGFunction postgis_from_ewkb = NULL;
-
-Datum
-GeoaccGeometryFromEWKB(bytea *ewkb)
+/* The float just below (or equal to) d, as PostGIS rounds bounding boxes. */
+static float
+FloatDown(double d)
 {
-	if (postgis_from_ewkb == NULL)
-		postgis_from_ewkb = load_external_function("$libdir/postgis-3", "LWGEOMFromEWKB", true, NULL);
-	return DirectFunctionCall1(postgis_from_ewkb, PointerGetDatum(ewkb));
+	float		f;
+
+	if (d > (double) FLT_MAX)
+		return FLT_MAX;
+	if (d <= (double) -FLT_MAX)
+		return -FLT_MAX;
+	f = (float) d;
+	return (double) f <= d ? f : nextafterf(f, -FLT_MAX);
 }
 
+/* The float just above (or equal to) d. */
+static float
+FloatUp(double d)
+{
+	float		f;
+
+	if (d >= (double) FLT_MAX)
+		return FLT_MAX;
+	if (d < (double) -FLT_MAX)
+		return -FLT_MAX;
+	f = (float) d;
+	return (double) f >= d ? f : nextafterf(f, FLT_MAX);
+}
+
+/*
+ * A LINESTRING written directly in PostGIS 3's serialized form (GSERIALIZED
+ * version 2), byte for byte what PostGIS itself stores: the SRID in 21 bits,
+ * the flags, a float bounding box over every dimension for lines of more
+ * than two points (lwgeom_needs_bbox), rounded outwards, then the type,
+ * the point count and the coordinates.
+ */
 Datum
 GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid)
 {
 	int			nd = 2 + has_z + has_m;
+	bool		with_box = npoints > 2;
+	size_t		box_bytes = with_box ? 2 * nd * sizeof(float) : 0;
 	size_t		coord_bytes = (size_t) npoints * nd * sizeof(double);
-	size_t		size = VARHDRSZ + 1 + 4 + 4 + 4 + coord_bytes;
-	bytea	   *ewkb = (bytea *) palloc(size);
-	uint8	   *p = (uint8 *) VARDATA(ewkb);
-	uint32		type = GEOACC_LINETYPE | EWKB_SRID | (has_z ? EWKB_Z : 0) | (has_m ? EWKB_M : 0);
+	size_t		size = 8 + box_bytes + 8 + coord_bytes;
+	uint8	   *g = palloc(size);
+	uint8	   *p = g + 4;
+	uint32		type = GEOACC_LINETYPE;
 
-	SET_VARSIZE(ewkb, size);
-#ifdef WORDS_BIGENDIAN
-	*p++ = 0;					/* host byte order: XDR */
-#else
-	*p++ = 1;					/* host byte order: NDR */
-#endif
+	SET_VARSIZE(g, size);
+	p[0] = (uint8) ((srid & 0x001F0000) >> 16);
+	p[1] = (uint8) ((srid & 0x0000FF00) >> 8);
+	p[2] = (uint8) (srid & 0x000000FF);
+	p[3] = GS2_FLAG_VERSION | (has_z ? GS_FLAG_Z : 0) | (has_m ? GS_FLAG_M : 0) | (with_box ? GS_FLAG_BBOX : 0);
+	p += 4;
+	if (with_box)
+	{
+		float	   *box = (float *) p;
+
+		for (int d = 0; d < nd; d++)
+		{
+			double		lo = coords[d],
+						hi = coords[d];
+
+			for (uint32 i = 1; i < npoints; i++)
+			{
+				double		v = coords[(size_t) i * nd + d];
+
+				/* PostGIS's FP_MIN / FP_MAX: a tie takes the later value (-0 vs 0) */
+				lo = lo < v ? lo : v;
+				hi = hi > v ? hi : v;
+			}
+			box[2 * d] = FloatDown(lo);
+			box[2 * d + 1] = FloatUp(hi);
+		}
+		p += box_bytes;
+	}
 	memcpy(p, &type, 4);
-	p += 4;
-	memcpy(p, &srid, 4);
-	p += 4;
-	memcpy(p, &npoints, 4);
-	p += 4;
-	memcpy(p, coords, coord_bytes);
-	return GeoaccGeometryFromEWKB(ewkb);
+	memcpy(p + 4, &npoints, 4);
+	memcpy(p + 8, coords, coord_bytes);
+	return PointerGetDatum(g);
 }
