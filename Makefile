@@ -108,10 +108,13 @@ check-core: test/core/geoacc_core_tests
 test/data/scale_tracks: test/data/scale_tracks.c
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
 
-# regress tests that can run where postgis_raster is absent (the GPU machine's bundle)
+# regress tests that need postgis_raster, left out where it is absent (the GPU machine without
+# test/device/raster-bundle.sh's bundle)
 REGRESS_NEEDS_POSTGIS_RASTER =
 REGRESS_NEEDS_POSTGIS_RASTER += density_raster_postgis
-.PHONY: print-regress-gpu
+.PHONY: print-regress print-regress-gpu
+print-regress:
+	@echo $(REGRESS)
 print-regress-gpu:
 	@echo $(filter-out $(REGRESS_NEEDS_POSTGIS_RASTER),$(REGRESS))
 
