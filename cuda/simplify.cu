@@ -13,7 +13,10 @@
  *
  * A segment with at most kShortSegment interior vertices is finished by one
  * thread running the sequential DP (dp_range, the function the CPU twin
- * runs), so the number of rounds is the depth of the long segments only.
+ * runs), one with at most kWarpSegment by one warp (the keys of a segment
+ * spread over the lanes), so the rounds only see segments longer than that:
+ * on trajectories of a few thousand vertices there are none, and every
+ * vertex is read by one launch.
  * Tolerance 0 (planar) is PostGIS's forward walk: one thread per
  * trajectory, resumed over launches of at most kWalkSteps vertices.
  */
@@ -94,13 +97,87 @@ settle_kernel(PointArrays p, const Span *candidates, uint32_t n, double toleranc
 	Span		s = candidates[c];
 	uint32_t	interior = s.b > s.a ? s.b - s.a - 1 : 0;
 
-	long_flags[c] = interior > kShortSegment;
+	long_flags[c] = interior > kWarpSegment;
 	if (interior > 0 && interior <= kShortSegment)
 	{
 		uint32_t	stack[kShortSegment + 1];
 		NoPoll		no_poll;
 
 		dp_range<D>(p, s.a, s.b, tolerance_sq, keep, stack, no_poll);
+	}
+}
+
+/* The smallest kept vertex in [from, last], last kept: the end of the next pending segment. */
+__device__ uint32_t
+next_kept_by_warp(const uint8_t *keep, uint32_t from, uint32_t last)
+{
+	const unsigned lane = threadIdx.x % 32;
+
+	for (uint32_t base = from;; base += 32)
+	{
+		uint32_t	v = base + lane;
+		unsigned	kept = __ballot_sync(0xffffffffu, v <= last && keep[v]);
+
+		if (kept)
+			return base + __ffs(kept) - 1;
+	}
+}
+
+/*
+ * Settle the middle-sized candidates, one warp each: dp_range's DP with each
+ * split found by all lanes (arg-max, first index on ties) and the pending
+ * segments read back from the keep flags instead of a stack (segments are
+ * visited left to right; the kept set does not depend on the order).
+ */
+template <GeoaccSimplifyDistance D>
+__global__ void
+warp_settle_kernel(PointArrays p, const Span *candidates, uint32_t n, double tolerance_sq, uint8_t *keep)
+{
+	const uint64_t c = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	const unsigned lane = threadIdx.x % 32;
+
+	if (c >= n)
+		return;
+
+	const Span	s = candidates[c];
+	const uint32_t interior = s.b > s.a ? s.b - s.a - 1 : 0;
+
+	if (interior <= kShortSegment || interior > kWarpSegment)
+		return;
+
+	uint32_t	first = s.a;
+	uint32_t	last = s.b;
+
+	while (first < s.b)
+	{
+		ValueIndex	best = value_index_identity();
+		SegmentFrame f = segment_frame<D>(p, first, last, tolerance_sq);
+
+		for (uint32_t v = first + 1 + lane; v < last; v += 32)
+			best = max_first_index(best, ValueIndex{split_key<D>(f, p, v), v});
+		for (int offset = 16; offset > 0; offset /= 2)
+		{
+			ValueIndex	other;
+
+			other.value = __shfl_down_sync(0xffffffffu, best.value, offset);
+			other.index = __shfl_down_sync(0xffffffffu, best.index, offset);
+			best = max_first_index(best, other);
+		}
+		best.value = __shfl_sync(0xffffffffu, best.value, 0);
+		best.index = __shfl_sync(0xffffffffu, best.index, 0);
+		if (last - first >= 2 && best.value > f.threshold)
+		{
+			if (lane == 0)
+				keep[best.index] = 1;
+			last = best.index;
+		}
+		else
+		{
+			__syncwarp();		/* lane 0's flags, seen by every lane */
+			first = last;
+			if (first < s.b)
+				last = next_kept_by_warp(keep, first + 1, s.b);
+		}
 	}
 }
 
@@ -306,6 +383,9 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 	{
 		settle_kernel<D><<<blocks_for(ncandidates, kThreads), kThreads, 0, stream()>>>(
 			p, w.candidates.data(), ncandidates, tolerance_sq, d_keep, w.long_flags.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		warp_settle_kernel<D><<<blocks_for((uint64_t) ncandidates * 32, kThreads), kThreads, 0, stream()>>>(
+			p, w.candidates.data(), ncandidates, tolerance_sq, d_keep);
 		GEOACC_CUDA_CHECK_LAUNCH();
 
 		uint32_t	nsegments = exclusive_sum_total(w.temp, w.long_flags.data(), w.long_positions.data(), ncandidates);

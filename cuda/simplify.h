@@ -59,6 +59,13 @@ uses_m(GeoaccSimplifyDistance d)
 /* Segments with at most this many interior vertices are settled by one GPU thread. */
 constexpr uint32_t kShortSegment = 32;
 
+/*
+ * Segments with at most this many interior vertices are settled by one warp
+ * (at worst kWarpSegment^2 / 32 keys per warp: a few milliseconds); longer
+ * ones go through the data-parallel rounds.
+ */
+constexpr uint32_t kWarpSegment = 8192;
+
 /* A segment by its end vertices. */
 struct Span
 {
@@ -77,12 +84,12 @@ scan_temp_bound(uint64_t n)
 struct DpSizes
 {
 	uint64_t	points;
-	uint64_t	segments;		/* long segments never exceed this: their interiors are disjoint */
+	uint64_t	segments;		/* segments of the rounds never exceed this: their interiors are disjoint */
 	uint64_t	candidates;
 
 	DpSizes(uint64_t npoints, uint64_t ntrajectories)
 		: points(npoints),
-		  segments(npoints / (kShortSegment + 1) + 1),
+		  segments(npoints / (kWarpSegment + 1) + 1),
 		  candidates(std::max<uint64_t>(ntrajectories, 2 * segments))
 	{
 	}

@@ -16,11 +16,15 @@
  *
  * One long pair: bands sweep in a pipeline inside persistent blocks.  Each
  * band publishes its progress every 32 columns and the band below waits for
- * it (acquire/release flags, no grid-wide barrier).  A launch covers a range
- * of tile diagonals (tile = band x 32 columns), sized so that it takes a few
- * milliseconds, and the host polls for interrupts between launches; the
- * right edge of every band, its corner and the flags carry over to the next
- * launch.  A pair larger than the device-memory cap is cut into
+ * it (acquire/release flags, no grid-wide barrier).  A band finishes a tile
+ * (band x 32 columns) 63 steps after starting it (32 columns plus the skew of
+ * 31 lanes), so in the pipeline each band runs two tiles behind the band
+ * above: tile (b, c) is scheduled at step c + 2b.  A launch covers a range of
+ * such steps, sized so that it takes a few milliseconds, and the host polls
+ * for interrupts between launches; every band can start its launch at once,
+ * without refilling the pipeline (with one tile of lag, band i of a launch
+ * would wait 31 * i steps).  The right edge of every band, its corner and the
+ * flags carry over to the next launch.  A pair larger than the device-memory cap is cut into
  * super-blocks whose edges go through host memory.
  *
  * Many short pairs: one warp per pair (bands one after another, the edge in a
@@ -323,7 +327,7 @@ struct LongArgs
 	TwedEdge<T> *band_corner;	/* per band: above its first row, one column before its next part */
 	unsigned   *progress;		/* per band: columns of its bottom row written */
 	unsigned   *ticket;
-	int			t0;				/* tile diagonals [t0, t1) of this launch */
+	int			t0;				/* schedule steps [t0, t1) of this launch: tile (b, c) at c + 2b */
 	int			t1;
 	int			band_lo;		/* bands with tiles in them */
 	int			band_hi;
@@ -331,8 +335,8 @@ struct LongArgs
 };
 
 /*
- * Persistent warps take bands in order; band b sweeps its tiles on the
- * launch's diagonals, waiting for band b - 1 one tile ahead.  Bands are
+ * Persistent warps take bands in order; band b sweeps its tiles of the
+ * launch's steps, waiting for band b - 1 two tiles ahead.  Bands are
  * handed out in order and a warp holding one never waits for a later one,
  * so the pipeline cannot deadlock whatever the number of resident warps.
  */
@@ -354,8 +358,8 @@ twed_long_kernel(LongArgs<T> args)
 		if (band >= args.band_hi)
 			return;
 
-		const int	us = max(0, args.t0 - band) * CHUNK;
-		const int	ue = min(args.cols, min(args.chunks, args.t1 - band) * CHUNK);
+		const int	us = max(0, args.t0 - 2 * band) * CHUNK;
+		const int	ue = min(args.cols, min(args.chunks, args.t1 - 2 * band) * CHUNK);
 		const long long first = (long long) band * WARP * R + lane * R;
 		Sweep<T, K, R> sweep;
 
@@ -648,7 +652,7 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 		{
 			const int	cols = (int) std::min(block_cols, m - c0);
 			const int	chunks = (cols + CHUNK - 1) / CHUNK;
-			const int	diagonals = bands + chunks - 1;
+			const int	steps = 2 * (bands - 1) + chunks;
 
 			d_cols.upload(cs, cs.offsets[ci] + c0, cols);
 			d_top.upload(&top[c0], cols);
@@ -659,19 +663,19 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 			d_band_corner.upload(band_corner.data(), bands);
 			GEOACC_CUDA_TRY(cudaMemsetAsync(d_progress.data(), 0, bands * sizeof(unsigned), stream()));
 
-			for (int t0 = 0; t0 < diagonals;)
+			for (int t0 = 0; t0 < steps;)
 			{
 				uint64_t	ops = 0;
 				int			t1 = t0;
 
-				/* whole tile diagonals up to the launch budget, at least one */
+				/* whole steps up to the launch budget, at least one; step t has the bands 0 <= t - 2b < chunks */
 				do
 				{
-					const int	tiles = std::min(t1, bands - 1) - std::max(0, t1 - chunks + 1) + 1;
+					const int	tiles = std::min(t1 / 2, bands - 1) - std::max(0, (t1 - chunks + 2) / 2) + 1;
 
-					ops += (uint64_t) tiles * BAND * CHUNK * cell_ops;
+					ops += (uint64_t) std::max(tiles, 0) * BAND * CHUNK * cell_ops;
 					t1++;
-				} while (t1 < diagonals && ops < launch_ops);
+				} while (t1 < steps && ops < launch_ops);
 
 				LongArgs<T> args;
 
@@ -689,8 +693,8 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 				args.ticket = d_ticket.data();
 				args.t0 = t0;
 				args.t1 = t1;
-				args.band_lo = std::max(0, t0 - chunks + 1);
-				args.band_hi = std::min(bands, t1);
+				args.band_lo = std::max(0, (t0 - chunks + 2) / 2);
+				args.band_hi = std::min(bands, (t1 + 1) / 2);
 				args.chunks = chunks;
 
 				const int	warps = args.band_hi - args.band_lo;

@@ -597,6 +597,27 @@ TEST(gpu_simplify_long_trajectories)
 	CHECK(timing.compute_ms > 0 && timing.transfer_ms > 0);
 }
 
+/*
+ * Deep DP inside one warp: spirals whose interiors lie on either side of the
+ * largest segment a warp settles (kWarpSegment = 8192 interior vertices).
+ */
+TEST(gpu_simplify_warp_segments)
+{
+	REQUIRE_GPU();
+	for (uint32_t n : {8193u, 8194u, 8195u, 5000u})
+		for (double tol : {0.01, 3.0})
+		{
+			Batch		deep = spiral(n);
+			std::vector<uint8_t> keep(deep.npoints());
+			GeoaccTrajectories v = deep.view();
+			GeoaccSimplifyTiming timing;
+
+			CHECK_OK(geoacc_dp_simplify(GEOACC_DEVICE_GPU, &v, GEOACC_SIMPLIFY_PLANAR, tol, keep.data(), &timing));
+			CHECK(keep == simplify(GEOACC_DEVICE_CPU, deep, GEOACC_SIMPLIFY_PLANAR, tol));
+			CHECK((timing.rounds > 0) == (n - 2 > 8192));
+		}
+}
+
 /* A small memory cap cuts the batch into pieces; what does not fit alone runs on the CPU. */
 TEST(gpu_simplify_pieces_under_a_memory_cap)
 {
