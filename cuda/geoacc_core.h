@@ -321,14 +321,6 @@ GeoaccStatus geoacc_twed(GeoaccDevice device, const GeoaccTwedSet *a, const Geoa
  */
 void		geoacc_twed_set_poll_ops(uint64_t ops);
 
-/*
- * Band height of long pairs on the GPU: 0 (the default) chooses, 1 forces
- * the tall bands (more rows per lane: fewer bands, less pipeline), 2 the
- * short ones (twice as many bands to spread over the GPU).  For tests and
- * benchmarks; results do not depend on it.
- */
-void		geoacc_twed_set_long_bands(int bands);
-
 #ifdef __cplusplus
 }
 #endif

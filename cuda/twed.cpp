@@ -22,7 +22,6 @@ constexpr uint64_t CPU_POLL_OPS = uint64_t(1) << 26;
 constexpr uint64_t CPU_SEGMENT = 4096;
 
 uint64_t	poll_ops_setting;		/* 0: the defaults */
-int			long_bands_setting;		/* 0: chosen per pair */
 
 void
 check_params(const GeoaccTwedParams &p)
@@ -248,12 +247,6 @@ twed_poll_ops(uint64_t default_ops)
 	return poll_ops_setting ? poll_ops_setting : default_ops;
 }
 
-int
-twed_long_bands_setting()
-{
-	return long_bands_setting;
-}
-
 }								/* namespace geoacc */
 
 using namespace geoacc;
@@ -262,12 +255,6 @@ extern "C" void
 geoacc_twed_set_poll_ops(uint64_t ops)
 {
 	poll_ops_setting = ops;
-}
-
-extern "C" void
-geoacc_twed_set_long_bands(int bands)
-{
-	long_bands_setting = bands == 1 || bands == 2 ? bands : 0;
 }
 
 extern "C" GeoaccStatus

@@ -64,26 +64,15 @@ constexpr uint64_t BATCH_MAX_OPS = uint64_t(1) << 29;
 constexpr uint64_t FEW_PAIRS = 16;
 constexpr uint64_t FEW_PAIRS_LONG_CELLS = uint64_t(1) << 16;
 
-/* Long pairs with fewer rows than this run in short bands (see long_pair_banded). */
-constexpr uint64_t SHORT_BANDS_BELOW = 0;
-
 /* Cells behind one ticket of the batch kernel (fewer atomics for tiny pairs). */
 constexpr uint64_t TICKET_CELLS = uint64_t(1) << 16;
 
-/* Rows per lane of the long kernel's tall bands: registers hold R rows of K values. */
+/* Rows per lane of the long kernel: registers hold R rows of K values. */
 template <int K>
 constexpr int
 long_rows()
 {
 	return K == 1 ? 8 : K == 0 ? 1 : 4;
-}
-
-/* Rows per lane of the short bands: twice as many bands for the same pair. */
-template <int K>
-constexpr int
-short_long_rows()
-{
-	return long_rows<K>() > 1 ? long_rows<K>() / 2 : 1;
 }
 
 /* ------------------------------------------------------------ device side */
@@ -603,11 +592,12 @@ struct DeviceSeries
  * TWED of one long pair (rows: series ri of rs, the longer one; columns:
  * series ci of cs), within `budget` bytes of device memory.
  */
-template <class T, int K, int R>
+template <class T, int K>
 double
 long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const TwedSeriesSet<T> &cs,
 		  uint32_t ci, uint64_t budget)
 {
+	constexpr int R = long_rows<K>();
 	constexpr int BAND = WARP * R;
 	const int	k = rs.dims;
 	const long long n = (long long) rs.length(ri);
@@ -725,28 +715,6 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 		}
 	}
 	return (double) left[n - 1].d;
-}
-
-/*
- * A long pair with tall or short bands (geoacc_twed_set_long_bands; by
- * default SHORT_BANDS_BELOW decides).
- */
-template <class T, int K>
-double
-long_pair_banded(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const TwedSeriesSet<T> &cs,
-				 uint32_t ci, uint64_t budget)
-{
-	constexpr int TALL = long_rows<K>();
-	constexpr int SHORT = short_long_rows<K>();
-	const int	setting = twed_long_bands_setting();
-	const bool	short_bands = setting == 2 || (setting == 0 && rs.length(ri) < SHORT_BANDS_BELOW);
-
-	if constexpr (SHORT != TALL)
-	{
-		if (short_bands)
-			return long_pair<T, K, SHORT>(job, rs, ri, cs, ci, budget);
-	}
-	return long_pair<T, K, TALL>(job, rs, ri, cs, ci, budget);
 }
 
 /* Which pairs run as long pairs rather than one warp each. */
@@ -1044,8 +1012,8 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 			if (routing.batch(job, x, y))
 				continue;
 			distances[q] = job.a->length(x) >= job.b->length(y)
-				? long_pair_banded<T, K>(job, *job.a, x, *job.b, y, avail / 2)
-				: long_pair_banded<T, K>(job, *job.b, y, *job.a, x, avail / 2);
+				? long_pair<T, K>(job, *job.a, x, *job.b, y, avail / 2)
+				: long_pair<T, K>(job, *job.b, y, *job.a, x, avail / 2);
 		}
 }
 

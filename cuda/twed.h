@@ -239,9 +239,6 @@ twed_triangle_index(uint64_t x, uint64_t y, uint64_t n)
 /* Work between interrupt polls: geoacc_twed_set_poll_ops(), else `default_ops`. */
 uint64_t	twed_poll_ops(uint64_t default_ops);
 
-/* geoacc_twed_set_long_bands(): 0 choose, 1 tall, 2 short. */
-int			twed_long_bands_setting();
-
 /* GPU implementations (twed.cu): distances in the order of geoacc_twed. */
 void		twed_gpu(const TwedJob<double> &job, double *distances);
 void		twed_gpu(const TwedJob<float> &job, double *distances);

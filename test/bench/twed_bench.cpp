@@ -389,10 +389,6 @@ load_mnist(const char *path, uint32_t n)
 int
 main(int argc, char **argv)
 {
-	/* TWED_LONG_BANDS=1 or 2: tall or short bands for long pairs (geoacc_twed_set_long_bands) */
-	if (getenv("TWED_LONG_BANDS"))
-		geoacc_twed_set_long_bands(atoi(getenv("TWED_LONG_BANDS")));
-
 	if (argc < 2)
 		usage();
 	if (strcmp(argv[1], "pairs") == 0 && argc == 6)
