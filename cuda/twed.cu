@@ -196,11 +196,30 @@ struct Sweep
 		const int	width = ue - us;
 		TwedEdge<T> chunk = infinite_edge<T>();
 
+		/* the lane's next column, loaded one step ahead so that the loads overlap the cells */
+		T			next_values[K > 0 ? K : 1] = {};
+		T			next_time = 0,
+					next_del = 0;
+		auto		prefetch = [&](int u)
+		{
+			if (u < us || u >= ue)
+				return;
+			if constexpr (K > 0)
+			{
+#pragma unroll
+				for (int d = 0; d < K; d++)
+					next_values[d] = cols.values[(size_t) u * K + d];
+			}
+			next_time = cols.times[u];
+			next_del = cols.del[u];
+		};
+
 		out = {rows.left[R - 1], rows.left_c[R - 1]};
 		prev.d = __shfl_up_sync(FULL_MASK, out.d, 1);
 		prev.c = __shfl_up_sync(FULL_MASK, out.c, 1);
 		if (lane == 0)
 			prev = corner;
+		prefetch(us - lane);
 
 		for (int s = 0; s < width + WARP - 1; s++)
 		{
@@ -219,25 +238,20 @@ struct Sweep
 				up = {edge_d, edge_c};
 
 			const int	u = us + s - lane;
+			T			column[K > 0 ? K : 1];
 
+#pragma unroll
+			for (int d = 0; d < (K > 0 ? K : 1); d++)
+				column[d] = next_values[d];
+
+			const T		col_time = next_time;
+			const T		col_del = next_del;
+
+			prefetch(u + 1);
 			if (u < us || u >= ue)
 				continue;
 
-			T			column[K > 0 ? K : 1];
-			const T    *col;
-
-			if constexpr (K > 0)
-			{
-#pragma unroll
-				for (int d = 0; d < K; d++)
-					column[d] = cols.values[(size_t) u * K + d];
-				col = column;
-			}
-			else
-				col = cols.values + (size_t) u * k;
-
-			const T		col_time = cols.times[u];
-			const T		col_del = cols.del[u];
+			const T    *col = K > 0 ? column : cols.values + (size_t) u * k;
 			T			diag = prev.d;
 			T			diag_c = prev.c;
 			T			above = up.d;
