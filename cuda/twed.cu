@@ -181,7 +181,7 @@ struct LaneRows
  * the band at column u0 + l (waiting for it where needed); bottom.store(u,
  * e, ue) receives the band's bottom row from the last lane.
  */
-template <class T, int K, int R>
+template <class T, int K, int R, TwedDistanceKind D>
 struct Sweep
 {
 	LaneRows<T, K, R> rows;
@@ -260,7 +260,7 @@ struct Sweep
 #pragma unroll
 			for (int r = 0; r < R; r++)
 			{
-				T			c = twed_match_cost<T, K>(rows.row(r), rows.times[r], col, col_time, k, metric, nu);
+				T			c = twed_match_cost<T, K, D>(rows.row(r), rows.times[r], col, col_time, k, metric, nu);
 				T			d = twed_cell(diag, diag_c, above, rows.left[r], c, rows.del[r], col_del);
 
 				if (!(rows.valid >> r & 1u))
@@ -360,7 +360,7 @@ struct LongArgs
  * handed out in order and a warp holding one never waits for a later one,
  * so the pipeline cannot deadlock whatever the number of resident warps.
  */
-template <class T, int K, int R>
+template <class T, int K, int R, TwedDistanceKind D>
 __global__ void __launch_bounds__(THREADS)
 twed_long_kernel(LongArgs<T> args)
 {
@@ -381,7 +381,7 @@ twed_long_kernel(LongArgs<T> args)
 		const int	us = max(0, args.t0 - 2 * band) * CHUNK;
 		const int	ue = min(args.cols, min(args.chunks, args.t1 - 2 * band) * CHUNK);
 		const long long first = (long long) band * WARP * R + lane * R;
-		Sweep<T, K, R> sweep;
+		Sweep<T, K, R, D> sweep;
 
 		sweep.rows.load(args.row_series, first, args.rows, args.k);
 #pragma unroll
@@ -436,14 +436,14 @@ struct BatchBottom
 };
 
 /* TWED of one pair by one warp (valid in the last lane). */
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D>
 __device__ T
 pair_by_warp(const Series<T> &row_series, int rows, const Series<T> &col_series, int cols, int k,
 			 TwedMetric metric, T nu, TwedEdge<T> *scratch)
 {
 	const int	lane = threadIdx.x % WARP;
 	const int	bands = (rows + WARP - 1) / WARP;
-	Sweep<T, K, 1> sweep;
+	Sweep<T, K, 1, D> sweep;
 
 	for (int band = 0; band < bands; band++)
 	{
@@ -507,7 +507,7 @@ pair_position(uint64_t q, bool symmetric, uint32_t n, uint32_t nb, uint32_t &x, 
 	y = (uint32_t) (q - twed_triangle_index(r, r + 1, n) + r + 1);
 }
 
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D>
 __global__ void __launch_bounds__(THREADS)
 twed_batch_kernel(BatchArgs<T> args)
 {
@@ -548,7 +548,7 @@ twed_batch_kernel(BatchArgs<T> args)
 				const Series<T> sb{args.b.values + by * args.k, args.b.times + by, args.b.del + by};
 				/* the longer series as rows keeps the scratch row short */
 				const bool	swap = n < m;
-				const T		d = pair_by_warp<T, K>(swap ? sb : sa, swap ? m : n, swap ? sa : sb, swap ? n : m,
+				const T		d = pair_by_warp<T, K, D>(swap ? sb : sa, swap ? m : n, swap ? sa : sb, swap ? n : m,
 												   args.k, args.metric, args.nu, scratch);
 
 				if (lane == WARP - 1)
@@ -612,7 +612,7 @@ struct DeviceSeries
  * TWED of one long pair (rows: series ri of rs, the longer one; columns:
  * series ci of cs), within `budget` bytes of device memory.
  */
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D>
 double
 long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const TwedSeriesSet<T> &cs,
 		  uint32_t ci, uint64_t budget)
@@ -652,7 +652,7 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 				d_band_corner(max_bands);
 	DeviceBuffer<unsigned> d_progress(max_bands),
 				d_ticket(1);
-	auto		kernel = twed_long_kernel<T, K, R>;
+	auto		kernel = twed_long_kernel<T, K, R, D>;
 	const int	max_blocks = resident_blocks(kernel);
 
 	/* edges of the current super-block: D, c of the row above and the column to the left */
@@ -825,7 +825,7 @@ struct DeviceGroup
  * x < y within ga when `diagonal` (a symmetric job's own group), else every
  * (x, y).  Distances go to their places in the job's order.
  */
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D>
 void
 batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vector<uint32_t> &ga,
 			const std::vector<uint32_t> &gb, bool diagonal, uint64_t avail, double *distances)
@@ -852,7 +852,7 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 
 	stride = std::min(stride, (uint64_t) std::sqrt((double) routing.max_cells) + 1);
 
-	auto		kernel = twed_batch_kernel<T, K>;
+	auto		kernel = twed_batch_kernel<T, K, D>;
 	const uint64_t block_scratch = (uint64_t) WARPS_PER_BLOCK * stride * sizeof(TwedEdge<T>);
 	const int	max_blocks = (int) std::max<uint64_t>(1, std::min<uint64_t>(resident_blocks(kernel),
 																			 avail / 4 / block_scratch));
@@ -965,7 +965,7 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 	}
 }
 
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D>
 void
 twed_gpu_k(const TwedJob<T> &job, double *distances)
 {
@@ -995,7 +995,7 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 	{
 		for (size_t g = 0; g < a_groups.size(); g++)
 			for (size_t h = g; h < a_groups.size(); h++)
-				batch_block<T, K>(job, routing, a_groups[g], a_groups[h], g == h, avail, distances);
+				batch_block<T, K, D>(job, routing, a_groups[g], a_groups[h], g == h, avail, distances);
 	}
 	else
 	{
@@ -1003,7 +1003,7 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 
 		for (const auto &ga : a_groups)
 			for (const auto &gb : b_groups)
-				batch_block<T, K>(job, routing, ga, gb, false, avail, distances);
+				batch_block<T, K, D>(job, routing, ga, gb, false, avail, distances);
 	}
 
 	/* long pairs, one after another, the longer series as rows */
@@ -1032,9 +1032,28 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 			if (routing.batch(job, x, y))
 				continue;
 			distances[q] = job.a->length(x) >= job.b->length(y)
-				? long_pair<T, K>(job, *job.a, x, *job.b, y, avail / 2)
-				: long_pair<T, K>(job, *job.b, y, *job.a, x, avail / 2);
+				? long_pair<T, K, D>(job, *job.a, x, *job.b, y, avail / 2)
+				: long_pair<T, K, D>(job, *job.b, y, *job.a, x, avail / 2);
 		}
+}
+
+/* One kind of point distance for the whole job: kernels without a branch per cell. */
+template <class T, int K>
+void
+twed_gpu_kind(const TwedJob<T> &job, double *distances)
+{
+	switch (twed_distance_kind(job.a->dims, job.metric))
+	{
+		case TWED_DISTANCE_ABS:
+			twed_gpu_k<T, K, TWED_DISTANCE_ABS>(job, distances);
+			break;
+		case TWED_DISTANCE_EUCLIDEAN:
+			twed_gpu_k<T, K, TWED_DISTANCE_EUCLIDEAN>(job, distances);
+			break;
+		case TWED_DISTANCE_ANY:
+			twed_gpu_k<T, K, TWED_DISTANCE_ANY>(job, distances);
+			break;
+	}
 }
 
 template <class T>
@@ -1044,16 +1063,16 @@ twed_gpu_t(const TwedJob<T> &job, double *distances)
 	switch (job.a->dims)
 	{
 		case 1:
-			twed_gpu_k<T, 1>(job, distances);
+			twed_gpu_kind<T, 1>(job, distances);
 			break;
 		case 2:
-			twed_gpu_k<T, 2>(job, distances);
+			twed_gpu_kind<T, 2>(job, distances);
 			break;
 		case 3:
-			twed_gpu_k<T, 3>(job, distances);
+			twed_gpu_kind<T, 3>(job, distances);
 			break;
 		default:
-			twed_gpu_k<T, 0>(job, distances);
+			twed_gpu_kind<T, 0>(job, distances);
 			break;
 	}
 }

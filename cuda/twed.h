@@ -107,43 +107,96 @@ twed_root(T s, int p)
 }
 
 /*
- * Distance between points x and y of k values (K > 0: k known at compile
- * time).  In one dimension with the root it is |x - y| for every degree.
+ * The kinds of point distance, so that a kernel can be compiled for one kind
+ * without a branch per cell: the sum of |x - y| (degree 1, or one dimension
+ * with the root: |x - y| for every degree), the root of the sum of squares
+ * (degree 2 with the root, the default), or any degree decided at run time.
  */
+enum TwedDistanceKind
+{
+	TWED_DISTANCE_ABS,
+	TWED_DISTANCE_EUCLIDEAN,
+	TWED_DISTANCE_ANY
+};
+
+GEOACC_HD TwedDistanceKind
+twed_distance_kind(int dims, TwedMetric metric)
+{
+	if (metric.degree == 1 || (dims == 1 && metric.root))
+		return TWED_DISTANCE_ABS;
+	if (metric.degree == 2 && metric.root)
+		return TWED_DISTANCE_EUCLIDEAN;
+	return TWED_DISTANCE_ANY;
+}
+
+/* Sums over the k values of points x and y (K > 0: k known at compile time). */
 template <class T, int K>
+GEOACC_HD T
+twed_sum_abs(const T *x, const T *y, int k)
+{
+	T			s = 0;
+
+	for (int d = 0; d < (K > 0 ? K : k); d++)
+		s += twed_abs(x[d] - y[d]);
+	return s;
+}
+
+template <class T, int K>
+GEOACC_HD T
+twed_sum_squares(const T *x, const T *y, int k)
+{
+	T			s = 0;
+
+	for (int d = 0; d < (K > 0 ? K : k); d++)
+	{
+		T			v = x[d] - y[d];
+
+		s += v * v;
+	}
+	return s;
+}
+
+/*
+ * Distance between points x and y of k values.  D, when known, selects the
+ * formula at compile time; each formula exists once, so every kind gives
+ * the bits of TWED_DISTANCE_ANY.
+ */
+template <class T, int K, TwedDistanceKind D = TWED_DISTANCE_ANY>
 GEOACC_HD T
 twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
 {
-	const int	dims = K > 0 ? K : k;
-	T			s = 0;
+	if constexpr (D == TWED_DISTANCE_ABS)
+		return twed_sum_abs<T, K>(x, y, k);
+	else if constexpr (D == TWED_DISTANCE_EUCLIDEAN)
+		return twed_sqrt(twed_sum_squares<T, K>(x, y, k));
+	else
+	{
+		const int	dims = K > 0 ? K : k;
+		T			s = 0;
 
-	if (metric.degree == 1 || (dims == 1 && metric.root))
-	{
-		for (int d = 0; d < dims; d++)
-			s += twed_abs(x[d] - y[d]);
-		return s;
-	}
-	if (metric.degree == 2)
-	{
-		for (int d = 0; d < dims; d++)
+		switch (twed_distance_kind(dims, metric))
 		{
-			T			v = x[d] - y[d];
-
-			s += v * v;
+			case TWED_DISTANCE_ABS:
+				return twed_sum_abs<T, K>(x, y, k);
+			case TWED_DISTANCE_EUCLIDEAN:
+				return twed_sqrt(twed_sum_squares<T, K>(x, y, k));
+			case TWED_DISTANCE_ANY:
+				break;
 		}
-		return metric.root ? twed_sqrt(s) : s;
+		if (metric.degree == 2)
+			return twed_sum_squares<T, K>(x, y, k);		/* the powered form */
+		for (int d = 0; d < dims; d++)
+			s += twed_ipow(twed_abs(x[d] - y[d]), metric.degree);
+		return metric.root ? twed_root(s, metric.degree) : s;
 	}
-	for (int d = 0; d < dims; d++)
-		s += twed_ipow(twed_abs(x[d] - y[d]), metric.degree);
-	return metric.root ? twed_root(s, metric.degree) : s;
 }
 
 /* c(i,j) = d(a_i, b_j) + nu * |ta_i - tb_j| */
-template <class T, int K>
+template <class T, int K, TwedDistanceKind D = TWED_DISTANCE_ANY>
 GEOACC_HD T
 twed_match_cost(const T *x, T tx, const T *y, T ty, int k, TwedMetric metric, T nu)
 {
-	return twed_point_distance<T, K>(x, y, k, metric) + nu * twed_abs(tx - ty);
+	return twed_point_distance<T, K, D>(x, y, k, metric) + nu * twed_abs(tx - ty);
 }
 
 /* Cost of deleting point `cur` after `prev`: d(prev, cur) + nu * dt + lambda. */
