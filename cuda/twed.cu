@@ -10,21 +10,22 @@
  * l - 1, so that the cell above its first row arrives from lane l - 1 by a
  * shuffle; the cells to the left and the diagonal stay in registers.  The
  * band's first lane takes the row above the band from a linear edge buffer,
- * 32 columns at a time; its last lane writes the band's bottom row back into
+ * 16 columns at a time; its last lane writes the band's bottom row back into
  * the same buffer for the band below.  No cell makes a round trip through
  * global memory.
  *
  * One long pair: bands sweep in a pipeline inside persistent blocks.  Each
- * band publishes its progress every 32 columns and the band below waits for
- * it (acquire/release flags, no grid-wide barrier).  A band finishes a tile
- * (band x 32 columns) 63 steps after starting it (32 columns plus the skew of
- * 31 lanes), so in the pipeline each band runs two tiles behind the band
- * above: tile (b, c) is scheduled at step c + 2b.  A launch covers a range of
- * such steps, sized so that it takes a few milliseconds, and the host polls
- * for interrupts between launches; every band can start its launch at once,
- * without refilling the pipeline (with one tile of lag, band i of a launch
- * would wait 31 * i steps).  The right edge of every band, its corner and the
- * flags carry over to the next launch.  A pair larger than the device-memory cap is cut into
+ * band publishes its progress every 16 columns and the band below waits for
+ * it (acquire/release flags, no grid-wide barrier).  A
+ * band finishes a tile (band x 16 columns) 47 steps after starting it (16
+ * columns plus the skew of 31 lanes), so in the pipeline each band runs three
+ * tiles behind the band above: tile (b, c) is scheduled at step c + 3b.  A
+ * launch covers a range of such steps, sized so that it takes a few
+ * milliseconds, and the host polls for interrupts between launches; every
+ * band can start its launch at once, without refilling the pipeline (with one
+ * tile of lag, band i of a launch would wait about 31 * i steps).  The right
+ * edge of every band, its corner and the flags carry over to the next
+ * launch.  A pair larger than the device-memory cap is cut into
  * super-blocks whose edges go through host memory.
  *
  * Many short pairs: one warp per pair (bands one after another, the edge in a
@@ -49,7 +50,14 @@ namespace
 {
 
 constexpr int WARP = 32;
-constexpr int CHUNK = 32;			/* columns per edge load and per progress flag */
+constexpr int CHUNK = 16;			/* columns per edge load and per progress flag */
+
+/*
+ * A band finishes a tile (band x CHUNK columns) CHUNK + 31 steps after
+ * starting it (its last lane is 31 columns behind its first), so in the
+ * pipeline each band runs LAG tiles behind the band above.
+ */
+constexpr int LAG = (CHUNK + WARP - 1 + CHUNK - 1) / CHUNK;
 constexpr int THREADS = 128;		/* 4 warps per block */
 constexpr int WARPS_PER_BLOCK = THREADS / WARP;
 constexpr unsigned FULL_MASK = 0xffffffffu;
@@ -69,7 +77,7 @@ constexpr uint64_t TICKET_CELLS = uint64_t(1) << 16;
 
 /*
  * Rows per lane of the long kernel: registers hold R rows of K values.
- * Bands of 32 * R rows trade pipeline length (every band runs two tiles
+ * Bands of 32 * R rows trade pipeline length (every band runs LAG tiles
  * behind the one above) against the warps a pair keeps busy; for K = 1,
  * R = 4 beat R = 8 on an H200 at every size from 2^12 to 2^20 (up to 28%
  * at 2^16, equal at 2^20).
@@ -312,7 +320,7 @@ struct LongTop
 
 		const int	u = u0 + lane;
 
-		return u < ue ? load_edge_cg(edge + u) : infinite_edge<T>();
+		return lane < CHUNK && u < ue ? load_edge_cg(edge + u) : infinite_edge<T>();
 	}
 };
 
@@ -356,7 +364,7 @@ struct LongArgs
 
 /*
  * Persistent warps take bands in order; band b sweeps its tiles of the
- * launch's steps, waiting for band b - 1 two tiles ahead.  Bands are
+ * launch's steps, waiting for band b - 1 LAG tiles ahead.  Bands are
  * handed out in order and a warp holding one never waits for a later one,
  * so the pipeline cannot deadlock whatever the number of resident warps.
  */
@@ -378,8 +386,8 @@ twed_long_kernel(LongArgs<T> args)
 		if (band >= args.band_hi)
 			return;
 
-		const int	us = max(0, args.t0 - 2 * band) * CHUNK;
-		const int	ue = min(args.cols, min(args.chunks, args.t1 - 2 * band) * CHUNK);
+		const int	us = max(0, args.t0 - LAG * band) * CHUNK;
+		const int	ue = min(args.cols, min(args.chunks, args.t1 - LAG * band) * CHUNK);
 		const long long first = (long long) band * WARP * R + lane * R;
 		Sweep<T, K, R, D> sweep;
 
@@ -417,9 +425,10 @@ struct BatchTop
 
 	__device__ TwedEdge<T> fetch(int u0, int ue)
 	{
-		const int	u = u0 + (int) (threadIdx.x % WARP);
+		const int	lane = threadIdx.x % WARP;
+		const int	u = u0 + lane;
 
-		return edge && u < ue ? edge[u] : infinite_edge<T>();
+		return edge && lane < CHUNK && u < ue ? edge[u] : infinite_edge<T>();
 	}
 };
 
@@ -672,7 +681,9 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 		{
 			const int	cols = (int) std::min(block_cols, m - c0);
 			const int	chunks = (cols + CHUNK - 1) / CHUNK;
-			const int	steps = 2 * (bands - 1) + chunks;
+			const int	steps = LAG * (bands - 1) + chunks;
+			/* the bands with a tile at step t: first_band(t) <= b <= t / LAG */
+			auto		first_band = [&](int t) { return (std::max(0, t - chunks + 1) + LAG - 1) / LAG; };
 
 			d_cols.upload(cs, cs.offsets[ci] + c0, cols);
 			d_top.upload(&top[c0], cols);
@@ -688,10 +699,10 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 				uint64_t	ops = 0;
 				int			t1 = t0;
 
-				/* whole steps up to the launch budget, at least one; step t has the bands 0 <= t - 2b < chunks */
+				/* whole steps up to the launch budget, at least one */
 				do
 				{
-					const int	tiles = std::min(t1 / 2, bands - 1) - std::max(0, (t1 - chunks + 2) / 2) + 1;
+					const int	tiles = std::min(t1 / LAG, bands - 1) - first_band(t1) + 1;
 
 					ops += (uint64_t) std::max(tiles, 0) * BAND * CHUNK * cell_ops;
 					t1++;
@@ -713,8 +724,8 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 				args.ticket = d_ticket.data();
 				args.t0 = t0;
 				args.t1 = t1;
-				args.band_lo = std::max(0, (t0 - chunks + 2) / 2);
-				args.band_hi = std::min(bands, (t1 + 1) / 2);
+				args.band_lo = first_band(t0);
+				args.band_hi = std::min(bands, (t1 - 1) / LAG + 1);
 				args.chunks = chunks;
 
 				const int	warps = args.band_hi - args.band_lo;

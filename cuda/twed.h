@@ -129,14 +129,18 @@ twed_distance_kind(int dims, TwedMetric metric)
 	return TWED_DISTANCE_ANY;
 }
 
-/* Sums over the k values of points x and y (K > 0: k known at compile time). */
+/*
+ * Sums over the k >= 1 values of points x and y (K > 0: k known at compile
+ * time).  They start from the first term, not from 0: 0 + t = t for every
+ * term t >= +0 (or infinite), so this is the same sum without an addition.
+ */
 template <class T, int K>
 GEOACC_HD T
 twed_sum_abs(const T *x, const T *y, int k)
 {
-	T			s = 0;
+	T			s = twed_abs(x[0] - y[0]);
 
-	for (int d = 0; d < (K > 0 ? K : k); d++)
+	for (int d = 1; d < (K > 0 ? K : k); d++)
 		s += twed_abs(x[d] - y[d]);
 	return s;
 }
@@ -145,12 +149,12 @@ template <class T, int K>
 GEOACC_HD T
 twed_sum_squares(const T *x, const T *y, int k)
 {
-	T			s = 0;
+	T			v = x[0] - y[0];
+	T			s = v * v;
 
-	for (int d = 0; d < (K > 0 ? K : k); d++)
+	for (int d = 1; d < (K > 0 ? K : k); d++)
 	{
-		T			v = x[d] - y[d];
-
+		v = x[d] - y[d];
 		s += v * v;
 	}
 	return s;
@@ -172,7 +176,6 @@ twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
 	else
 	{
 		const int	dims = K > 0 ? K : k;
-		T			s = 0;
 
 		switch (twed_distance_kind(dims, metric))
 		{
@@ -185,7 +188,10 @@ twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
 		}
 		if (metric.degree == 2)
 			return twed_sum_squares<T, K>(x, y, k);		/* the powered form */
-		for (int d = 0; d < dims; d++)
+
+		T			s = twed_ipow(twed_abs(x[0] - y[0]), metric.degree);
+
+		for (int d = 1; d < dims; d++)
 			s += twed_ipow(twed_abs(x[d] - y[d]), metric.degree);
 		return metric.root ? twed_root(s, metric.degree) : s;
 	}
