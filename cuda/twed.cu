@@ -16,17 +16,20 @@
  *
  * One long pair: bands sweep in a pipeline inside persistent blocks.  Each
  * band publishes its progress every 16 columns and the band below waits for
- * it (acquire/release flags, no grid-wide barrier).  A
- * band finishes a tile (band x 16 columns) 47 steps after starting it (16
- * columns plus the skew of 31 lanes), so in the pipeline each band runs three
- * tiles behind the band above: tile (b, c) is scheduled at step c + 3b.  A
- * launch covers a range of such steps, sized so that it takes a few
- * milliseconds, and the host polls for interrupts between launches; every
- * band can start its launch at once, without refilling the pipeline (with one
- * tile of lag, band i of a launch would wait about 31 * i steps).  The right
- * edge of every band, its corner and the flags carry over to the next
- * launch.  A pair larger than the device-memory cap is cut into
- * super-blocks whose edges go through host memory.
+ * it (acquire/release flags, no grid-wide barrier).  A band finishes a tile
+ * (band x 16 columns) 47 steps after starting it (16 columns plus the skew
+ * of 31 lanes), so in the pipeline each band runs three tiles behind the band
+ * above: tile (b, c) is scheduled at step c + 3b.  A launch covers a range of
+ * such steps, sized so that it takes a few milliseconds, and the host polls
+ * for interrupts between launches; every band can start its launch at once,
+ * without refilling the pipeline (with one tile of lag, band i of a launch
+ * would wait about 31 * i steps).  The right edge of every band, its corner
+ * and the flags carry over to the next launch.  A pair larger than the
+ * device-memory cap is cut into super-blocks whose edges go through host
+ * memory.
+ *
+ * Kernels are compiled once per kind of point distance (TwedDistanceKind),
+ * so that the cells run without a branch on the metric.
  *
  * Many short pairs: one warp per pair (bands one after another, the edge in a
  * per-warp scratch row), pairs handed out to persistent warps by an atomic
