@@ -358,7 +358,7 @@ struct LongArgs
 	TwedEdge<T> *band_corner;	/* per band: above its first row, one column before its next part */
 	unsigned   *progress;		/* per band: columns of its bottom row written */
 	unsigned   *ticket;
-	int			t0;				/* schedule steps [t0, t1) of this launch: tile (b, c) at c + 2b */
+	int			t0;				/* schedule steps [t0, t1) of this launch: tile (b, c) at c + LAG * b */
 	int			t1;
 	int			band_lo;		/* bands with tiles in them */
 	int			band_hi;
