@@ -97,7 +97,7 @@ sql/geoacc--$(EXTVERSION).sql: $(INSTALL_SQL)
 # ------------------------------------------------ core tests (no server)
 CORE_TEST_SRC = $(wildcard test/core/*.cpp)
 
-test/core/geoacc_core_tests: $(CORE_TEST_SRC) test/core/core_test.h $(CORE_LIB)
+test/core/geoacc_core_tests: $(CORE_TEST_SRC) test/core/core_test.h test/uci_synthetic_control.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $(CORE_TEST_SRC) $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
 
 .PHONY: check-core
@@ -121,5 +121,5 @@ print-regress-gpu:
 # ------------------------------------------ twed benchmark (core level)
 EXTRA_CLEAN += test/bench/twed_bench
 
-test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h $(CORE_LIB)
+test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h test/uci_synthetic_control.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@

@@ -21,6 +21,7 @@
  * Timings include preparing and copying the series (the whole core call).
  */
 #include "geoacc_core.h"
+#include "../uci_synthetic_control.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,7 +31,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -341,24 +341,14 @@ Set
 load_uci(const char *path)
 {
 	Set			s;
-	std::ifstream in(path);
-	std::string line;
-	std::vector<double> t(60);
+	std::vector<double> t(UCI_SERIES_LENGTH);
 
-	for (int i = 0; i < 60; i++)
+	for (int i = 0; i < UCI_SERIES_LENGTH; i++)
 		t[i] = i;
-	while (std::getline(in, line))
+	for (const auto &v : read_uci_synthetic_control(path))
 	{
-		std::istringstream f(line);
-		std::vector<double> v;
-		double		x;
-
-		while (f >> x)
-			v.push_back(x);
-		if (v.size() != 60)
-			continue;
 		s.labels.push_back((int) s.count() / 100);
-		s.add(v.data(), t.data(), 60);
+		s.add(v.data(), t.data(), UCI_SERIES_LENGTH);
 	}
 	return s;
 }

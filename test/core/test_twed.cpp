@@ -9,12 +9,11 @@
  * long pairs over many bands and launches, and tiny memory caps.
  */
 #include "core_test.h"
+#include "../uci_synthetic_control.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,23 +203,12 @@ Set
 load_uci()
 {
 	Set			set;
-	std::ifstream in("data/twed/uci_synthetic_control.data");
-	std::string line;
-	std::vector<double> times(60);
+	std::vector<double> times(UCI_SERIES_LENGTH);
 
-	for (int i = 0; i < 60; i++)
+	for (int i = 0; i < UCI_SERIES_LENGTH; i++)
 		times[i] = i;
-	while (std::getline(in, line))
-	{
-		std::istringstream fields(line);
-		std::vector<double> v;
-		double		x;
-
-		while (fields >> x)
-			v.push_back(x);
-		if (v.size() == 60)
-			set.add(v, times);
-	}
+	for (const auto &v : read_uci_synthetic_control("data/twed/uci_synthetic_control.data"))
+		set.add(v, times);
 	return set;
 }
 
@@ -231,6 +219,31 @@ int
 interrupt_after_polls()
 {
 	return --polls_left <= 0;
+}
+
+/*
+ * A series of n points against itself, interrupted at the third poll with
+ * poll_ops of work between polls: the call is cancelled, and the next one
+ * runs to the end (distance 0).  On the GPU no device memory stays in use.
+ */
+void
+check_stops_on_interrupt(GeoaccDevice device, uint32_t n, uint64_t poll_ops)
+{
+	Set			a = random_set(1, 1, n, n);
+	GeoaccTwedParams p = params(1, 1);
+	GeoaccTwedSet va = a.view();
+	double		out = 0;
+
+	geoacc_twed_set_poll_ops(poll_ops);
+	polls_left = 3;
+	geoacc_set_interrupt_callback(interrupt_after_polls);
+	CHECK(geoacc_twed(device, &va, &va, &p, &out) == GEOACC_ERR_CANCELLED);
+	geoacc_set_interrupt_callback(nullptr);
+	geoacc_twed_set_poll_ops(0);
+	if (device == GEOACC_DEVICE_GPU)
+		CHECK(geoacc_gpu_memory_in_use() == 0);	/* the cancelled call released its buffers */
+	CHECK_OK(geoacc_twed(device, &va, &va, &p, &out));
+	CHECK(out == 0);
 }
 
 }								/* namespace */
@@ -498,19 +511,7 @@ TEST(twed_empty_sets_give_no_pairs)
 
 TEST(twed_cpu_stops_on_interrupt)
 {
-	Set			a = random_set(1, 1, 3000, 3000);
-	GeoaccTwedParams p = params(1, 1);
-	GeoaccTwedSet va = a.view();
-	double		out = 0;
-
-	geoacc_twed_set_poll_ops(1 << 16);
-	polls_left = 3;
-	geoacc_set_interrupt_callback(interrupt_after_polls);
-	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &va, &p, &out) == GEOACC_ERR_CANCELLED);
-	geoacc_set_interrupt_callback(nullptr);
-	geoacc_twed_set_poll_ops(0);
-	CHECK_OK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &va, &p, &out));
-	CHECK(out == 0);
+	check_stops_on_interrupt(GEOACC_DEVICE_CPU, 3000, 1 << 16);
 }
 
 /* ------------------------------------------------------ GPU against CPU */
@@ -658,18 +659,5 @@ TEST(twed_gpu_matches_cpu_on_uci)
 TEST(twed_gpu_stops_on_interrupt)
 {
 	REQUIRE_GPU();
-	Set			a = random_set(1, 1, 20000, 20000);
-	GeoaccTwedParams p = params(1, 1);
-	GeoaccTwedSet va = a.view();
-	double		out = 0;
-
-	geoacc_twed_set_poll_ops(1 << 24);
-	polls_left = 3;
-	geoacc_set_interrupt_callback(interrupt_after_polls);
-	CHECK(geoacc_twed(GEOACC_DEVICE_GPU, &va, &va, &p, &out) == GEOACC_ERR_CANCELLED);
-	geoacc_set_interrupt_callback(nullptr);
-	geoacc_twed_set_poll_ops(0);
-	CHECK(geoacc_gpu_memory_in_use() == 0);
-	CHECK_OK(geoacc_twed(GEOACC_DEVICE_GPU, &va, &va, &p, &out));
-	CHECK(out == 0);
+	check_stops_on_interrupt(GEOACC_DEVICE_GPU, 20000, 1 << 24);
 }
