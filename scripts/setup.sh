@@ -5,7 +5,7 @@
 # Afterwards PGHOST, PGPORT and PGUSER point at that cluster.
 #
 # GEOACC_PGDATA (default /tmp/geoacc-pgdata) and GEOACC_PGPORT (default 5499)
-# choose where the cluster lives.  Re-running replaces the cluster.
+# choose where the cluster lives; PG_CONFIG, which PostgreSQL builds and runs it.  Re-running replaces the cluster.
 set -euo pipefail
 
 GEOACC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +27,9 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-PGBIN=/usr/lib/postgresql/15/bin
+# PG_CONFIG may name another (relocated) PostgreSQL 15 installation to build and test against
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
 export PATH=$PGBIN:$PATH
 
 # 2. build and install
