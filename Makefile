@@ -9,7 +9,7 @@ EXTENSION = geoacc
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
-OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o
+OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/inner_query.o
 OBJS += src/density_raster.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
@@ -27,7 +27,7 @@ REGRESS_OPTS = --inputdir=.
 # twed: Time Warp Edit Distance
 OBJS += src/twed.o
 INSTALL_SQL += sql/install/twed.sql
-REGRESS += twed
+REGRESS += twed inner_query
 
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
