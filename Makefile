@@ -62,9 +62,8 @@ NVCC_FLAGS = -std=c++17 -O3 --fmad=false $(GENCODE) $(CORE_DEFS) \
 			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
 
 PG_CPPFLAGS = -Icuda
-PG_CPPFLAGS += -Ithird_party
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lm
+SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 
 EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests \
 			  test/data/scale_tracks
