@@ -178,6 +178,8 @@ FROM (VALUES ('LINESTRING (0 0, 1 1, 2 0)'::geometry)) v(traj);
 SELECT gpu_dp_simplify(traj, -1) OVER () FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 'NaN') OVER () FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, id) OVER (ORDER BY id) FROM ais_tracks;
+-- a NULL tolerance on some rows only is a difference too (NULL on every row gives NULL rows)
+SELECT gpu_dp_simplify(traj, CASE WHEN id = 3 THEN NULL ELSE 1 END) OVER (ORDER BY id) FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 1, use_z => true) OVER () FROM ais_tracks;
 
 -- compression statistics, by hand: half the vertices removed, no length

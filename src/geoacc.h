@@ -30,7 +30,7 @@ typedef enum GeoaccDeviceSetting
 
 extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
-extern int	geoacc_gpu_memory_limit_mb;	/* 0: automatic */
+extern int	geoacc_gpu_memory_limit_mb;	/* -1: automatic */
 
 /* ------------------------------------------------------ device (device.c) */
 
