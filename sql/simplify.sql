@@ -190,6 +190,8 @@ SELECT * FROM geoacc_compression_stats('LINESTRING (5 5, 5 5)', 'LINESTRING (5 5
 SELECT * FROM geoacc_compression_stats('LINESTRING EMPTY', 'LINESTRING (5 5, 5 5)');
 SELECT * FROM geoacc_compression_stats('POINT (0 0)', 'LINESTRING (5 5, 5 5)');
 SELECT * FROM geoacc_compression_stats('SRID=4326;LINESTRING (0 0, 1 1)', 'SRID=32618;LINESTRING (0 0, 1 1)');
+SELECT * FROM geoacc_compression_stats('LINESTRING (0 0, 1 NaN, 2 0)', 'LINESTRING (0 0, 2 0)');
+SELECT * FROM geoacc_compression_stats('LINESTRING M (0 0 1, 2 0 2)', ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(2, 0, 'Infinity')));
 
 -- against an independent computation: point counts, ST_Length, and a
 -- textbook DTW in PL/pgSQL with ST_Distance (on the shorter tracks)
