@@ -49,6 +49,9 @@ is_sticky(cudaError_t err)
 	}
 }
 
+/* geoacc_gpu_fail_allocations(): allocations still to fail */
+int			failing_allocations = 0;
+
 uint64_t
 memory_limit()
 {
@@ -144,6 +147,11 @@ void *
 device_malloc(size_t bytes)
 {
 	require_gpu();
+	if (failing_allocations > 0)
+	{
+		failing_allocations--;
+		fail(GEOACC_ERR_DEVICE_MEMORY, "allocating %zu bytes of device memory failed on purpose (a test)", bytes);
+	}
 	if (bytes > memory_limit() || memory_in_use > memory_limit() - bytes)
 		fail(GEOACC_ERR_DEVICE_MEMORY,
 			 "allocating %zu bytes of device memory would exceed the cap of %llu bytes (%llu in use)",
@@ -220,7 +228,7 @@ geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info)
 {
 	return guarded([&] {
 		cudaDeviceProp prop;
-		int			current = 0;
+		int			current = -1;
 		size_t		free_bytes = 0,
 					total_bytes = 0;
 
@@ -234,14 +242,17 @@ geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info)
 		info->total_memory = prop.totalGlobalMem;
 		GEOACC_CUDA_TRY(cudaDriverGetVersion(&info->driver_version));
 		GEOACC_CUDA_TRY(cudaRuntimeGetVersion(&info->runtime_version));
-		/* free memory needs a context on that device */
-		GEOACC_CUDA_TRY(cudaGetDevice(&current));
-		GEOACC_CUDA_TRY(cudaSetDevice(ordinal));
-		cudaError_t err = cudaMemGetInfo(&free_bytes, &total_bytes);
-
-		GEOACC_CUDA_TRY(cudaSetDevice(current));
-		GEOACC_CUDA_TRY(err);
-		info->free_memory = free_bytes;
+		/*
+		 * Free memory needs a context on the device: known only for the one this
+		 * process already uses, so that listing devices opens no context on the others.
+		 */
+		if (gpu_state == GpuState::Ready && cudaGetDevice(&current) == cudaSuccess && current == ordinal
+			&& cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+		{
+			info->free_memory = free_bytes;
+			info->free_memory_known = 1;
+		}
+		cudaGetLastError();
 	});
 }
 
@@ -249,6 +260,18 @@ extern "C" void
 geoacc_gpu_set_memory_limit(uint64_t bytes)
 {
 	memory_limit_setting = bytes;
+}
+
+extern "C" void
+geoacc_gpu_fail_allocations(int count)
+{
+	failing_allocations = count;
+}
+
+extern "C" uint64_t
+geoacc_gpu_memory_limit(void)
+{
+	return gpu_state == GpuState::Ready ? memory_limit() : 0;
 }
 
 extern "C" uint64_t

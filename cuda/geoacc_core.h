@@ -74,7 +74,8 @@ typedef struct GeoaccDeviceInfo
 	int			cc_major;
 	int			cc_minor;
 	uint64_t	total_memory;
-	uint64_t	free_memory;
+	uint64_t	free_memory;		/* when free_memory_known */
+	int			free_memory_known;	/* only for the device this process already uses */
 	int			multiprocessors;
 	int			driver_version;		/* e.g. 13000 */
 	int			runtime_version;
@@ -93,6 +94,12 @@ GeoaccStatus geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info);
  * cap process their input in chunks.
  */
 void		geoacc_gpu_set_memory_limit(uint64_t bytes);
+
+/* Tests: make the next `count` device allocations fail as if the device were full. */
+void		geoacc_gpu_fail_allocations(int count);
+
+/* The cap in force now, in bytes (0 before the GPU is initialised). */
+uint64_t	geoacc_gpu_memory_limit(void);
 
 /* Bytes geoacc may still allocate on the device under the cap. */
 uint64_t	geoacc_gpu_memory_available(void);

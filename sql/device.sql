@@ -51,3 +51,32 @@ $$;
 -- device memory held when the error was raised is released
 SELECT geoacc_test_memory_in_use();
 RESET geoacc.device;
+
+-- geoacc_status(): the build, and whether this session can use a GPU (with the reason if not)
+SELECT version ~ '^\d+\.\d+\.\d+$' AS version_ok, build ~ '^(CPU only|CUDA \d+\.\d+)$' AS build_ok,
+	device_setting IN ('auto', 'gpu', 'cpu') AS setting_ok,
+	gpu_usable = (SELECT count(*) > 0 FROM geoacc_devices()) AS usable_iff_devices,
+	(gpu_unusable_reason IS NULL) = gpu_usable AS reason_iff_unusable,
+	(gpu_memory_limit > 0) IS NOT FALSE AND (gpu_memory_limit IS NULL) = NOT gpu_usable AS limit_iff_usable
+FROM geoacc_status();
+
+-- geoacc.device = auto: a call whose GPU runs out of memory runs on the CPU instead, to the same
+-- bits, and is counted as a fallback (without a GPU, auto runs on the CPU from the start)
+CREATE FUNCTION geoacc_test_fail_device_allocations(int) RETURNS void
+	AS '$libdir/geoacc' LANGUAGE C STRICT;
+CREATE TEMP TABLE fallback_series AS
+SELECT i AS id, ARRAY[i, i * 2, 3]::float8[] AS v FROM generate_series(1, 20) i;
+SET geoacc.device = 'cpu';
+CREATE TEMP TABLE fallback_cpu AS SELECT * FROM gpu_twed_matrix('SELECT id, v FROM fallback_series', NULL, 1, 1);
+SET geoacc.device = 'auto';
+SET geoacc.gpu_threshold = 0;
+SELECT geoacc_stats_reset();
+SELECT geoacc_test_fail_device_allocations(1000);
+CREATE TEMP TABLE fallback_auto AS SELECT * FROM gpu_twed_matrix('SELECT id, v FROM fallback_series', NULL, 1, 1);
+SELECT geoacc_test_fail_device_allocations(0);
+SELECT count(*) AS pairs, NOT EXISTS (SELECT * FROM fallback_cpu EXCEPT SELECT * FROM fallback_auto) AS same
+FROM fallback_auto;
+SELECT device, calls, fallbacks = (SELECT gpu_usable::int FROM geoacc_status()) AS fallbacks_counted
+FROM geoacc_stats() WHERE function = 'gpu_twed_matrix';
+RESET geoacc.device;
+RESET geoacc.gpu_threshold;

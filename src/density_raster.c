@@ -262,13 +262,19 @@ static void
 StateFlush(DensityState *state)
 {
 	GeoaccCall	call;
+	GeoaccStatus status;
 
 	if (state->npoints == 0)
 		return;
 	ReserveCellSamples(state, (uint64) SAMPLES_PER_POINT_PER_CELL * state->npoints);
 	GeoaccCallBegin(&call, "gpu_density_raster (projection)", state->npoints);
-	GeoaccCheck(geoacc_density_project(call.device, &state->h.args.grid, state->xy, state->flags,
-									   state->npoints, state->counts));
+	status = geoacc_density_project(call.device, &state->h.args.grid, state->xy, state->flags, state->npoints,
+									state->counts);
+	/* the counts are added to: only a failure to allocate, before any was written, can run again */
+	if (status == GEOACC_ERR_DEVICE_MEMORY && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_density_project(call.device, &state->h.args.grid, state->xy, state->flags, state->npoints,
+										state->counts);
+	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 	state->npoints = 0;
 }
@@ -532,6 +538,7 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 	DensityState *state;
 	double	   *pixels;
 	GeoaccCall	call;
+	GeoaccStatus status;
 	bytea	   *result;
 
 	if (PG_ARGISNULL(0))
@@ -542,9 +549,12 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 	StateFlush(state);
 	pixels = palloc(CellCount(&state->h.args) * sizeof(double));
 	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) CellCount(&state->h.args));
-	GeoaccCheck(geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,
-										state->counts, state->h.args.kernel, state->h.args.kernel_size,
-										pixels));
+	status = geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,
+									 state->counts, state->h.args.kernel, state->h.args.kernel_size, pixels);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,
+										 state->counts, state->h.args.kernel, state->h.args.kernel_size, pixels);
+	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 	result = RasterWkb(state, pixels);
 	pfree(pixels);

@@ -12,6 +12,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 static bool gpu_disabled_warned = false;
@@ -53,6 +54,19 @@ GeoaccChooseDevice(int64 work)
 				return GEOACC_DEVICE_CPU;
 			return geoacc_gpu_init() == GEOACC_OK ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
 	}
+}
+
+void
+GeoaccWarnIfDisabled(void)
+{
+	if (gpu_disabled_warned || !geoacc_gpu_disabled())
+		return;
+	gpu_disabled_warned = true;
+	ereport(WARNING,
+			(errmsg("geoacc disabled the GPU for this session after a CUDA error"),
+			 errdetail_internal("%s", geoacc_status_message()),
+			 errhint("With geoacc.device = \"auto\" later calls run on the CPU; "
+					 "a new session tries the GPU again.")));
 }
 
 void
@@ -98,15 +112,7 @@ GeoaccCheck(GeoaccStatus status)
 					 errhint("Set geoacc.device to \"auto\" or \"cpu\" to use the CPU implementation.")));
 			break;
 		case GEOACC_ERR_DEVICE_DISABLED:
-			if (!gpu_disabled_warned)
-			{
-				gpu_disabled_warned = true;
-				ereport(WARNING,
-						(errmsg("geoacc disabled the GPU for this session after a CUDA error"),
-						 errdetail_internal("%s", message),
-						 errhint("With geoacc.device = \"auto\" later calls run on the CPU; "
-								 "a new session tries the GPU again.")));
-			}
+			GeoaccWarnIfDisabled();
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the GPU is disabled for this session"),
@@ -179,6 +185,7 @@ geoacc_devices(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(info.multiprocessors);
 		values[4] = Int64GetDatum((int64) info.total_memory);
 		values[5] = Int64GetDatum((int64) info.free_memory);
+		nulls[5] = !info.free_memory_known;
 		values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
 												 info.driver_version % 1000 / 10));
 		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
@@ -186,6 +193,34 @@ geoacc_devices(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * geoacc_status(): what this build is and whether this session can use a
+ * GPU, with the reason when it cannot (initialises CUDA in this backend)
+ */
+PG_FUNCTION_INFO_V1(geoacc_status);
+Datum
+geoacc_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[6];
+	bool		nulls[6] = {false};
+	int			runtime = geoacc_cuda_runtime_version();
+	GeoaccStatus status = geoacc_gpu_init();
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = CStringGetTextDatum(GEOACC_VERSION);
+	values[1] = CStringGetTextDatum(geoacc_cuda_built() ? psprintf("CUDA %d.%d", runtime / 1000, runtime % 1000 / 10)
+									: "CPU only");
+	values[2] = CStringGetTextDatum(GetConfigOption("geoacc.device", false, false));
+	values[3] = BoolGetDatum(status == GEOACC_OK);
+	values[4] = CStringGetTextDatum(geoacc_status_message());
+	nulls[4] = status == GEOACC_OK;
+	values[5] = Int64GetDatum((int64) geoacc_gpu_memory_limit());
+	nulls[5] = status != GEOACC_OK;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /*
@@ -213,6 +248,14 @@ geoacc_test_gpu_busy(PG_FUNCTION_ARGS)
 	float8		seconds = PG_GETARG_FLOAT8(0);
 
 	GeoaccCheck(geoacc_gpu_busy_wait(seconds));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(geoacc_test_fail_device_allocations);
+Datum
+geoacc_test_fail_device_allocations(PG_FUNCTION_ARGS)
+{
+	geoacc_gpu_fail_allocations(PG_GETARG_INT32(0));
 	PG_RETURN_VOID();
 }
 

@@ -47,6 +47,9 @@ GeoaccDevice GeoaccChooseDevice(int64 work);
 /* Raise the ERROR a failed core status stands for; return on GEOACC_OK. */
 void		GeoaccCheck(GeoaccStatus status);
 
+/* The WARNING, once per session, that a CUDA error disabled the GPU. */
+void		GeoaccWarnIfDisabled(void);
+
 /* Device memory one operation may use now (0 without a GPU). */
 uint64		GeoaccDeviceMemoryAvailable(void);
 
@@ -65,10 +68,21 @@ typedef struct GeoaccCall
 	GeoaccDevice device;
 	int64		items;
 	instr_time	start;
+	bool		fell_back;		/* moved to the CPU after the GPU failed */
 } GeoaccCall;
 
 /* Choose the device for `work` items and start the clock. */
 void		GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work);
+
+/*
+ * After the GPU part of a call failed with `status`: under geoacc.device =
+ * auto, for a failure of the GPU itself (out of device memory, a CUDA
+ * error, the GPU disabled), switch the call to the CPU, say so in the
+ * server log and return true: the caller then runs the same operation
+ * again, which the CPU twin computes to the same bits.  Otherwise false.
+ * Only for operations that rewrite their whole output.
+ */
+bool		GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status);
 
 /* Stop the clock and add the call to this backend's statistics. */
 void		GeoaccCallEnd(GeoaccCall *call);

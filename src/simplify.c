@@ -351,6 +351,7 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 {
 	GeoaccTrajectories batch;
 	GeoaccSimplifyTiming spent;
+	GeoaccStatus status;
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
 	if (part->x != NULL && part->max_points < CHUNK_POINTS)
@@ -385,8 +386,12 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	batch.y = part->y;
 	batch.z = part->params.use_z ? part->z : NULL;
 	batch.m = part->params.synchronized ? part->m : NULL;
-	GeoaccCheck(geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance,
-								   part->keep, &spent));
+	status = geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance, part->keep,
+								&spent);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&part->call, status))
+		status = geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance, part->keep,
+									&spent);
+	GeoaccCheck(status);
 	part->spent.transfer_ms += spent.transfer_ms;
 	part->spent.compute_ms += spent.compute_ms;
 	part->spent.pieces += spent.pieces;

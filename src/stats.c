@@ -2,8 +2,9 @@
  * stats.c
  *
  * Per-backend statistics of geoacc calls: for each function and device,
- * how many calls, how many items and how much time.  geoacc_stats() shows
- * them; geoacc_stats_reset() clears them.
+ * how many calls, how many items and how much time, and how many calls
+ * geoacc.device = auto moved from a failing GPU to the CPU.  geoacc_stats()
+ * shows them; geoacc_stats_reset() clears them.
  */
 #include "geoacc.h"
 
@@ -20,6 +21,7 @@ typedef struct CallStats
 	int64		items;
 	double		total_ms;
 	double		last_ms;
+	int64		fallbacks;		/* calls that came to the CPU after the GPU failed */
 } CallStats;
 
 static CallStats stats[MAX_STATS];
@@ -31,7 +33,25 @@ GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work)
 	call->function = function;
 	call->items = work;
 	call->device = GeoaccChooseDevice(work);
+	call->fell_back = false;
 	INSTR_TIME_SET_CURRENT(call->start);
+}
+
+bool
+GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status)
+{
+	if (call->device != GEOACC_DEVICE_GPU || geoacc_device_setting != GEOACC_SETTING_AUTO)
+		return false;
+	if (status != GEOACC_ERR_DEVICE_MEMORY && status != GEOACC_ERR_CUDA && status != GEOACC_ERR_DEVICE_DISABLED)
+		return false;
+	GeoaccWarnIfDisabled();
+	ereport(LOG,
+			(errmsg("geoacc: %s runs on the CPU after the GPU failed", call->function),
+			 errdetail_internal("%s", geoacc_status_message()),
+			 errhidestmt(true)));
+	call->device = GEOACC_DEVICE_CPU;
+	call->fell_back = true;
+	return true;
 }
 
 void
@@ -58,13 +78,14 @@ GeoaccCallEnd(GeoaccCall *call)
 		s->device = call->device;
 	}
 	s->calls++;
+	s->fallbacks += call->fell_back;
 	s->items += call->items;
 	s->total_ms += ms;
 	s->last_ms = ms;
 }
 
 /*
- * geoacc_stats(): calls, items and time per function and device
+ * geoacc_stats(): calls, items, time and fallbacks per function and device
  */
 PG_FUNCTION_INFO_V1(geoacc_stats);
 Datum
@@ -75,8 +96,8 @@ geoacc_stats(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nstats; i++)
 	{
-		Datum		values[6];
-		bool		nulls[6] = {false};
+		Datum		values[7];
+		bool		nulls[7] = {false};
 
 		values[0] = CStringGetTextDatum(stats[i].function);
 		values[1] = CStringGetTextDatum(stats[i].device == GEOACC_DEVICE_GPU ? "gpu" : "cpu");
@@ -84,6 +105,7 @@ geoacc_stats(PG_FUNCTION_ARGS)
 		values[3] = Int64GetDatum(stats[i].items);
 		values[4] = Float8GetDatum(stats[i].total_ms);
 		values[5] = Float8GetDatum(stats[i].last_ms);
+		values[6] = Int64GetDatum(stats[i].fallbacks);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

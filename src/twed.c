@@ -306,6 +306,7 @@ TwedCompute(const char *function, const TwedSeries *a, const TwedSeries *b, cons
 	GeoaccTwedSet va = SeriesView(a, shape);
 	GeoaccTwedSet vb;
 	GeoaccCall	call;
+	GeoaccStatus status;
 	double		cells;
 
 	if (b)
@@ -322,7 +323,10 @@ TwedCompute(const char *function, const TwedSeries *a, const TwedSeries *b, cons
 		cells = ((double) a->npoints * a->npoints - squares) / 2;
 	}
 	GeoaccCallBegin(&call, function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX);
-	GeoaccCheck(geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances));
+	status = geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances);
+	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 }
 
