@@ -1,8 +1,10 @@
 #!/bin/bash
 # Set up (packages, build, install, throwaway cluster) and run every test:
 #   1. pg_regress (make installcheck) and the core tests (make check-core);
-#   2. the benchmark-data generator on a small size (valid trajectories, size);
-#   3. when the build used CUDA, the same two suites again on a CPU-only build
+#   2. the fuzz harness on a short budget (GEOACC_FUZZ_CASES cases per
+#      function, default 300, a fresh seed each run, printed);
+#   3. the benchmark-data generator on a small size (valid trajectories, size);
+#   4. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
 # Exits non-zero if anything fails.
 set -euo pipefail
@@ -20,6 +22,12 @@ run_suites() {		# run_suites LABEL [make variables...]
 }
 
 run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"
+
+echo "test: fuzz harness"
+dropdb --if-exists geoacc_fuzz
+createdb geoacc_fuzz
+PGDATABASE=geoacc_fuzz python3 test/fuzz/fuzz.py --cases "${GEOACC_FUZZ_CASES:-300}" || fail "fuzz harness"
+dropdb --if-exists geoacc_fuzz
 
 echo "test: benchmark data generator"
 dropdb --if-exists geoacc_datacheck

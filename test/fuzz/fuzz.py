@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""
+Seeded fuzzing of geoacc's SQL functions against a running server.
+
+For each function: valid random inputs checked against an independent
+reference (PostGIS ST_Simplify for simplification, a numeric-precision
+PL/pgSQL TWED, the scalar TWED for the matrix, the serial density raster
+for the same input in a different order), edge inputs, and hostile inputs
+that must end in a result or a clean ERROR -- never an internal error
+(SQLSTATE XX000) and never a server restart, which is checked after every
+batch.  Every case is generated from the seed, so a failure printed with
+its seed and case number replays with --seed S --only N.
+
+    test/fuzz/fuzz.py [--seed S] [--cases N] [--functions a,b] [--only N]
+
+Connects with psql and the usual PG* environment variables.  Ends with
+"fuzz: N passed, N failed"; exits non-zero on any failure.
+"""
+import argparse
+import decimal
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BATCH = 200                     # cases per psql run; a crash loses at most one batch
+
+# --------------------------------------------------------------- values
+
+
+def num(x):
+    """A float8 literal (NaN and infinities quoted)."""
+    if math.isnan(x):
+        return "'NaN'::float8"
+    if math.isinf(x):
+        return "'Infinity'::float8" if x > 0 else "'-Infinity'::float8"
+    return repr(float(x))
+
+
+def arr(xs):
+    return "ARRAY[" + ", ".join(num(x) for x in xs) + "]::float8[]"
+
+
+def exact(xs):
+    """A numeric[] holding the float8 values exactly (the reference's input)."""
+    return "ARRAY[" + ", ".join(str(decimal.Decimal(x)) for x in xs) + "]::numeric[]"
+
+
+def exact2(rows):
+    return "ARRAY[" + ", ".join("[" + ", ".join(str(decimal.Decimal(x)) for x in r) + "]" for r in rows) + \
+        "]::numeric[]"
+
+
+def arr2(rows):
+    return "ARRAY[" + ", ".join("[" + ", ".join(num(x) for x in r) + "]" for r in rows) + "]::float8[]"
+
+
+def magnitude(rng):
+    """A scale for coordinates: ordinary, projected, geographic, tiny or huge."""
+    return rng.choice([1, 1, 100, 1e5, 1e6, 1e-3, 1e-150, 1e150])
+
+
+def trajectory(rng, npoints, with_z=False, srid=32618):
+    """A random-walk LINESTRING M (ZM) as SQL, M strictly increasing."""
+    scale = magnitude(rng)
+    x, y, z = rng.uniform(-5, 5) * scale, rng.uniform(-5, 5) * scale, rng.uniform(0, 50)
+    t = rng.choice([0.0, 1.6e9]) + rng.uniform(0, 100)
+    pts = []
+    for _ in range(npoints):
+        pts.append((x, y, z, t))
+        step = scale * rng.choice([0, 0.001, 1, 1, 10])
+        x += rng.uniform(-1, 1) * step
+        y += rng.uniform(-1, 1) * step
+        z += rng.uniform(-1, 1)
+        t += rng.choice([0.5, 1, 60, 1e-3]) * rng.uniform(1, 2)
+    if with_z:
+        coords = ", ".join("ST_MakePoint(%s, %s, %s, %s)" % (num(p[0]), num(p[1]), num(p[2]), num(p[3])) for p in pts)
+    else:
+        coords = ", ".join("ST_MakePointM(%s, %s, %s)" % (num(p[0]), num(p[1]), num(p[3])) for p in pts)
+    return "ST_SetSRID(ST_MakeLine(ARRAY[%s]), %d)" % (coords, srid)
+
+
+def hostile_geometry(rng):
+    """Geometries a trajectory function must refuse or skip cleanly."""
+    return rng.choice([
+        "NULL::geometry",
+        "'LINESTRING M EMPTY'::geometry",
+        "'POINT M (1 2 3)'::geometry",
+        "'POLYGON ((0 0, 1 0, 1 1, 0 0))'::geometry",
+        "'LINESTRING (0 0, 1 1)'::geometry",
+        "'LINESTRING M (0 0 2, 1 1 1)'::geometry",
+        "'LINESTRING M (0 0 1, 1 1 1)'::geometry",
+        "'MULTILINESTRING M ((0 0 1, 1 1 2))'::geometry",
+        "'GEOMETRYCOLLECTION EMPTY'::geometry",
+        "ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM('NaN', 0, 2))",
+        "ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(1, 0, 'Infinity'))",
+        "ST_MakeLine(ST_MakePointM(0, 0, 'NaN'), ST_MakePointM(1, 0, 2))",
+        "ST_MakeLine(ST_MakePointM(1e308, -1e308, 1), ST_MakePointM(-1e308, 1e308, 2))",
+        "ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 4326)",
+        "'LINESTRING ZM (0 0 0 1, 1 1 1 2)'::geometry",
+        "'TIN Z (((0 0 0, 1 0 0, 0 1 0, 0 0 0)))'::geometry",
+        trajectory(rng, rng.randint(1, 3)),
+    ])
+
+
+def hostile_float(rng):
+    return rng.choice(["NULL::float8", "'NaN'::float8", "'Infinity'::float8", "'-Infinity'::float8",
+                       "-1::float8", "0::float8", "-0::float8", "1e-320::float8", "1e308::float8"])
+
+
+def hostile_int(rng):
+    return rng.choice(["NULL::int", "0", "-1", "1", "2", "3", "63", "64", "65535", "65536", "2147483647",
+                       "(-2147483647 - 1)"])
+
+# ---------------------------------------------------------------- cases
+# Each generator returns SQL that ends in a boolean: true when the case passes.
+# A hostile case is wrapped by fuzz_try(), which passes on a result or an
+# ERROR other than XX000 (internal) and records the SQLSTATE.
+
+
+def case_simplify(rng):
+    if rng.random() < 0.35:
+        geom = hostile_geometry(rng)
+        tol = hostile_float(rng) if rng.random() < 0.5 else num(rng.choice([0, 1, 10]))
+        sql = ("SELECT count(*) FROM (SELECT gpu_dp_simplify(g, %s, %s, %s) OVER () "
+               "FROM (VALUES (%s), (%s)) v(g)) x" %
+               (tol, rng.choice(["false", "true", "NULL"]), rng.choice(["false", "true"]), geom,
+                trajectory(rng, rng.randint(2, 6))))
+        return "fuzz_try(%s)" % quote(sql)
+    rows = ", ".join("(%d, %s)" % (i, trajectory(rng, rng.randint(2, 60), with_z=rng.random() < 0.3))
+                     for i in range(rng.randint(1, 6)))
+    tol = rng.choice([0.0, 1e-9, 0.5, 1, 10, 1e5, float("inf")]) * rng.choice([1, 1e-150, 1e150])
+    return ("(SELECT bool_and(ST_AsEWKB(s) = ST_AsEWKB(p) OR (p IS NULL AND ST_NPoints(s) = 2)) "
+            "FROM (SELECT gpu_dp_simplify(g, %s) OVER () AS s, ST_Simplify(g, %s) AS p "
+            "FROM (VALUES %s) v(id, g)) x)" % (num(tol), num(tol), rows))
+
+
+def series(rng, dims, extreme=True):
+    """n x dims values and increasing times; extreme: magnitudes up to 1e+-100 (not for large degrees, whose
+    powers would leave numeric's range in the reference)."""
+    n = rng.randint(1, 9)
+    scale = rng.choice([1, 1, 1e3, 1e-3] + ([1e100, 1e-100] if extreme else []))
+    vals = [[rng.uniform(-10, 10) * scale for _ in range(dims)] for _ in range(n)]
+    t0 = rng.choice([0, 1.6e9])
+    ts, t = [], t0 + rng.uniform(0, 3)
+    for _ in range(n):
+        ts.append(t)
+        t += rng.uniform(0.1, 3)
+    return vals, ts
+
+
+def case_twed(rng):
+    if rng.random() < 0.35:
+        a, ta = series(rng, 2)
+        args = [rng.choice([arr2(a), "NULL::float8[]", "'{}'::float8[]", "'{{{1}}}'::float8[]",
+                            "ARRAY[1, NULL]::float8[]", "ARRAY['NaN']::float8[]"]),
+                rng.choice(["NULL::float8[]", arr(ta), arr(list(reversed(ta))), "ARRAY[1]::float8[]"]),
+                arr2(series(rng, rng.choice([1, 2]))[0]), "NULL::float8[]",
+                hostile_float(rng), hostile_float(rng), hostile_int(rng),
+                rng.choice(["true", "false", "NULL"]), rng.choice(["true", "false"])]
+        return "fuzz_try(%s)" % quote("SELECT gpu_twed(%s)" % ", ".join(args))
+    dims = rng.choice([1, 2, 3])
+    degree = rng.choice([1, 2, 2, 3, 4, rng.randint(5, 300)])
+    a, ta = series(rng, dims, degree <= 2)
+    b, tb = series(rng, dims, degree <= 2)
+    root = rng.choice(["true", "false"]) if degree < 5 else "true"
+    nu, lam = rng.choice([0, 0.001, 1, 10]), rng.choice([0, 0.5, 1, 100])
+    call = "gpu_twed(%s, %s, %s, %s, %s, %s, %d, %s)" % (arr2(a), arr(ta), arr2(b), arr(tb), num(nu), num(lam),
+                                                          degree, root)
+    ref = "fuzz_twed_reference(%s, %s, %s, %s, %s, %s, %d, %s)" % (exact2(a), exact(ta), exact2(b), exact(tb),
+                                                                    num(nu), num(lam), degree, root)
+    # a relative error of 1e-12 (float64 with many roundings; exact for the reference)
+    return "fuzz_close(%s, %s, 1e-12)" % (call, ref)
+
+
+def case_twed_matrix(rng):
+    if rng.random() < 0.5:
+        sql = rng.choice([
+            "", " ", ";", "SELECT 1", "SELECT 1, 2", "SELECT 1, ''{1}''::float8[]; SELECT 1",
+            "SELECT NULL::int, ''{1}''::float8[]", "SELECT 1, NULL::float8[]", "SELECT ''x'', ''{1}''::float8[]",
+            "SELECT 1::numeric, ''{1}''::float8[]", "SELECT 9223372036854775807, ''{1}''::float8[]",
+            "SELECT i, ARRAY[i]::float8[] FROM generate_series(1, 3) i WHERE i > 5",
+            "SELECT 1, ''LINESTRING M (0 0 1, 1 1 1)''::geometry",
+            "SELECT 1, ''x''::fuzz_evil.geometry", "SELECT 1, 7::fuzz_evil.int_geometry",
+            "SELECT 1, ''\\x00''::fuzz_evil.bytea_geometry", "SELECT 1::fuzz_evil.id, ''{1}''::float8[]",
+            "SELECT 1, ''POINT (0 0)''::geometry", "VALUES (1, ''{1}''::float8[])",
+            "SELECT 1, ''{1}''::float8[] FOR UPDATE", "COPY (SELECT 1) TO STDOUT", "SELECT pg_sleep(0)",
+            "DROP TABLE fuzz_result", "SELECT * FROM no_such_table", "SELEC 1",
+            "WITH d AS (DELETE FROM fuzz_result RETURNING 1, ''{1}''::float8[]) SELECT * FROM d",
+        ])
+        b = rng.choice(["NULL", "''", "'SELECT 2, ''{2}''::float8[]'", "'SELECT 2, ''{{2, 3}}''::float8[]'"])
+        return "fuzz_try(%s)" % quote("SELECT count(*) FROM gpu_twed_matrix('%s', %s, %s, %s)" %
+                                      (sql, b, hostile_float(rng), hostile_float(rng)))
+    dims = rng.choice([1, 2])
+    rows = [series(rng, dims) for _ in range(rng.randint(1, 5))]
+    values = " UNION ALL ".join("SELECT %d, %s, %s" % (i, arr2(v), arr(t)) for i, (v, t) in enumerate(rows))
+    return ("(SELECT bool_and(m.distance = gpu_twed(x.v, x.t, y.v, y.t, 1, 1)) IS NOT FALSE "
+            "FROM gpu_twed_matrix(%s, NULL, 1, 1) m JOIN (%s) x(id, v, t) ON x.id = m.a_id "
+            "JOIN (%s) y(id, v, t) ON y.id = m.b_id)" % (quote(values), values, values))
+
+
+def case_density(rng):
+    if rng.random() < 0.5:
+        args = [hostile_geometry(rng) if rng.random() < 0.5 else trajectory(rng, rng.randint(2, 20)),
+                rng.choice(["ST_MakeBox2D(ST_Point(-10, -10), ST_Point(10, 10))", "NULL::box2d",
+                            "ST_MakeBox2D(ST_Point(1, 1), ST_Point(1, 1))",
+                            "ST_MakeBox2D(ST_Point('NaN', 0), ST_Point(1, 1))",
+                            "ST_MakeBox2D(ST_Point(-1e308, -1e308), ST_Point(1e308, 1e308))"]),
+                hostile_int(rng), hostile_int(rng),
+                rng.choice(["'gaussian'", "'uniform'", "'nope'", "NULL", "''"]), hostile_int(rng),
+                rng.choice(["true", "false", "NULL"])]
+        sql = "SELECT length(gpu_density_raster(%s))" % ", ".join(args)
+        return "fuzz_try(%s)" % quote(sql)
+    rows = [trajectory(rng, rng.randint(2, 30)) for _ in range(rng.randint(1, 5))]
+    extent = "ST_Expand(ST_Extent(g), 1)::box2d"
+    size = (rng.randint(1, 40), rng.randint(1, 40))
+    kernel = rng.choice(["uniform", "triangular", "epanechnikov", "quartic", "triweight", "tricube", "gaussian",
+                         "cosine"])
+    ks = rng.choice([1, 3, 5, 7])
+    values = ", ".join("(%d, %s)" % (i, g) for i, g in enumerate(rows))
+    agg = "gpu_density_raster(g, (SELECT %s FROM (VALUES %s) e(i, g)), %d, %d, '%s', %d ORDER BY %%s)" % (
+        extent, values, size[0], size[1], kernel, ks)
+    # the raster does not depend on the order of the rows (integer counts)
+    return ("(SELECT %s = %s FROM (VALUES %s) v(i, g))" % (agg % "i", agg % "i DESC", values))
+
+
+def case_png(rng):
+    base = ("gpu_density_raster(ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(5, 3, 2)), "
+            "ST_MakeBox2D(ST_Point(-1, -1), ST_Point(6, 4)), %d, %d)" % (rng.randint(1, 30), rng.randint(1, 30)))
+    raster = base
+    for _ in range(rng.randint(0, 4)):
+        pos = rng.randint(0, 90)
+        raster = "set_byte(%s, least(%d, length(%s) - 1), %d)" % (raster, pos, base, rng.randint(0, 255))
+    if rng.random() < 0.2:
+        raster = "substring(%s FROM 1 FOR %d)" % (base, rng.randint(0, 80))
+    sql = "SELECT length(geoacc_raster_png(%s, %s, %s))" % (
+        raster, rng.choice(["'viridis'", "'gray'", "'nope'", "NULL"]), rng.choice(["'log'", "'linear'", "'x'"]))
+    return "fuzz_try(%s)" % quote(sql)
+
+
+def case_compression(rng):
+    a = hostile_geometry(rng) if rng.random() < 0.5 else trajectory(rng, rng.randint(1, 30))
+    b = hostile_geometry(rng) if rng.random() < 0.5 else trajectory(rng, rng.randint(1, 10))
+    return "fuzz_try(%s)" % quote("SELECT * FROM geoacc_compression_stats(%s, %s)" % (a, b))
+
+
+FUNCTIONS = {
+    "simplify": case_simplify,
+    "twed": case_twed,
+    "twed_matrix": case_twed_matrix,
+    "density_raster": case_density,
+    "raster_png": case_png,
+    "compression_stats": case_compression,
+}
+
+# --------------------------------------------------------------- driver
+
+
+def quote(sql):
+    return "'" + sql.replace("'", "''") + "'"
+
+
+def psql(script, database):
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+        name = f.name
+    try:
+        return subprocess.run(["psql", "-X", "-q", "-At", "-d", database, "-f", name],
+                              capture_output=True, text=True)
+    finally:
+        os.unlink(name)
+
+
+def start_time(database):
+    r = psql("SELECT pg_postmaster_start_time();", database)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--cases", type=int, default=200, help="cases per function")
+    p.add_argument("--functions", default=",".join(FUNCTIONS))
+    p.add_argument("--only", type=int, default=None, help="run one case number (with its seed)")
+    p.add_argument("--database", default=os.environ.get("PGDATABASE", "geoacc_fuzz"))
+    p.add_argument("--settings", default="", help="SET commands run first, e.g. \"SET geoacc.device = 'gpu'\"")
+    args = p.parse_args()
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
+    print("fuzz: seed %d, %d cases per function" % (seed, args.cases), flush=True)
+
+    with open(os.path.join(HERE, "fuzz_setup.sql")) as f:
+        setup = f.read()
+    r = psql(setup, args.database)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        sys.exit(2)
+    boot = start_time(args.database)
+    passed = failed = 0
+    began = time.time()
+    for name in args.functions.split(","):
+        gen = FUNCTIONS[name]
+        rng = random.Random("%d/%s" % (seed, name))
+        cases = [(i, gen(rng)) for i in range(args.cases)]
+        if args.only is not None:
+            cases = [c for c in cases if c[0] == args.only]
+        fails = 0
+        for first in range(0, len(cases), BATCH):
+            batch = cases[first:first + BATCH]
+            lines = ["SET client_min_messages = error;", args.settings + (";" if args.settings else ""),
+                     "TRUNCATE fuzz_result;"]
+            for i, cond in batch:
+                lines.append("SELECT fuzz_record(%d, %s, %s);" % (i, quote(name), quote(cond)))
+            lines.append("SELECT id, ok, coalesce(detail, '') FROM fuzz_result ORDER BY id;")
+            r = psql("\n".join(lines), args.database)
+            seen = {}
+            for line in r.stdout.splitlines():
+                parts = line.split("|", 2)
+                if len(parts) == 3 and parts[0].isdigit():
+                    seen[int(parts[0])] = (parts[1] == "t", parts[2])
+            for i, cond in batch:
+                ok, detail = seen.get(i, (False, "no result: " + r.stderr.strip()[-300:]))
+                if ok:
+                    passed += 1
+                else:
+                    failed += 1
+                    fails += 1
+                    print("FAIL %s case %d (replay: --seed %d --functions %s --only %d): %s\n    %s" %
+                          (name, i, seed, name, i, detail, cond[:600]), flush=True)
+            if start_time(args.database) != boot:
+                failed += 1
+                print("FAIL %s: the server restarted during cases %d-%d (seed %d)" %
+                      (name, batch[0][0], batch[-1][0], seed), flush=True)
+                boot = start_time(args.database)
+        print("fuzz: %-17s %d cases, %d failed" % (name, len(cases), fails), flush=True)
+    print("fuzz: %.0f s" % (time.time() - began))
+    print("fuzz: %d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

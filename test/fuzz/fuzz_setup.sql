@@ -1,0 +1,163 @@
+-- Objects the fuzz driver (fuzz.py) runs its cases with: the result table, the
+-- wrappers that turn a case into pass or fail, and an independent TWED in
+-- numeric precision.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
+CREATE TABLE IF NOT EXISTS fuzz_result (id int, ok boolean, detail text);
+
+-- a user's types whose names say "geometry" (decided by name, they once crashed the server)
+DROP SCHEMA IF EXISTS fuzz_evil CASCADE;
+CREATE SCHEMA fuzz_evil;
+CREATE TYPE fuzz_evil.geometry AS ENUM ('x');
+CREATE DOMAIN fuzz_evil.int_geometry AS int;
+CREATE DOMAIN fuzz_evil.bytea_geometry AS bytea;
+CREATE DOMAIN fuzz_evil.id AS bigint;
+
+-- Run one case (SQL ending in a boolean) and record whether it passed; an ERROR fails it.
+CREATE OR REPLACE FUNCTION fuzz_record(id int, name text, cond text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	ok boolean;
+	state text;
+	message text;
+BEGIN
+	PERFORM set_config('fuzz.detail', '', false);
+	EXECUTE 'SELECT ' || cond INTO ok;
+	INSERT INTO fuzz_result VALUES (id, coalesce(ok, false),
+		nullif(current_setting('fuzz.detail'), '') || CASE WHEN ok IS NULL THEN ' (NULL)' ELSE '' END);
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+	INSERT INTO fuzz_result VALUES (id, false, format('ERROR %s: %s', state, message));
+END
+$$;
+
+-- A hostile case: a result or a clean ERROR passes; an internal error (XX000) fails.
+CREATE OR REPLACE FUNCTION fuzz_try(sql text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	state text;
+	message text;
+BEGIN
+	EXECUTE sql;
+	RETURN true;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+	IF state = 'XX000' OR message ~* 'memory alloc request|unexpected|cache lookup' THEN
+		PERFORM set_config('fuzz.detail', format('ERROR %s: %s', state, message), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- got within rel of want (numeric); infinity where want is beyond the float8 range.  got's
+-- shortest decimal form is within half a unit in the last place of it: far below rel.
+CREATE OR REPLACE FUNCTION fuzz_close(got float8, want numeric, rel float8) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	IF got IS NULL OR want IS NULL THEN
+		PERFORM set_config('fuzz.detail', format('got %s, want %s', got, want), false);
+		RETURN got IS NULL AND want IS NULL;
+	END IF;
+	IF abs(want) > 1.7976931348623157e308 THEN
+		RETURN got = 'Infinity';
+	END IF;
+	IF got = 'Infinity' OR got = '-Infinity' OR got = 'NaN'
+		OR abs(got::text::numeric - want) > rel::numeric * abs(want) + 1e-300 THEN
+		PERFORM set_config('fuzz.detail', format('got %s, want %s', got, want), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- The Lp distance of the definition, in numeric, between points given as 1 x k arrays; the powers
+-- are taken of |x - y| / max |x - y|, exactly the same sum scaled, since numeric's own powers of
+-- small numbers lose their digits past its scale limit.
+CREATE OR REPLACE FUNCTION fuzz_lp(x numeric[], y numeric[], degree int, root boolean) RETURNS numeric
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	s numeric := 0;
+	top numeric := 0;
+	k int := array_length(x, 2);
+BEGIN
+	FOR d IN 1 .. k LOOP
+		top := greatest(top, abs(x[1][d] - y[1][d]));
+	END LOOP;
+	IF top = 0 THEN
+		RETURN 0;
+	END IF;
+	FOR d IN 1 .. k LOOP
+		s := s + CASE WHEN degree = 1 OR (root AND k = 1) THEN abs(x[1][d] - y[1][d]) / top
+			ELSE power(round(abs(x[1][d] - y[1][d]) / top, 60), degree) END;
+	END LOOP;
+	IF NOT root OR degree = 1 OR k = 1 THEN
+		RETURN CASE WHEN degree = 1 OR (root AND k = 1) THEN s * top ELSE s * power(top, degree) END;
+	END IF;
+	RETURN top * CASE WHEN degree = 2 THEN sqrt(s) ELSE exp(ln(s) / degree) END;
+END
+$$;
+
+-- The values come as numeric, the exact values of the float8 inputs (float8::numeric keeps 15 digits).
+CREATE OR REPLACE FUNCTION fuzz_twed_reference(a numeric[], ta numeric[], b numeric[], tb numeric[], nu float8,
+	lambda float8, degree int, root boolean) RETURNS numeric LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	n int := array_length(a, 1);
+	m int := array_length(b, 1);
+	k int := CASE WHEN array_ndims(a) = 2 THEN array_length(a, 2) ELSE 1 END;
+	pa numeric[][];
+	pb numeric[][];
+	d numeric[];
+	del_a numeric[];
+	del_b numeric[];
+	c numeric[];
+	t_a numeric[];
+	t_b numeric[];
+	w int := m + 1;
+	inf numeric := 1e100000;
+	match numeric;
+BEGIN
+	-- rows as 1-D arrays: point i of a is pa[i], with point 0 at the origin
+	pa := array_fill(0::numeric, ARRAY[n + 1, k]);
+	pb := array_fill(0::numeric, ARRAY[m + 1, k]);
+	t_a := array_fill(0::numeric, ARRAY[n + 1], ARRAY[0]);
+	t_b := array_fill(0::numeric, ARRAY[m + 1], ARRAY[0]);
+	FOR i IN 1 .. n LOOP
+		t_a[i] := ta[i];
+		FOR j IN 1 .. k LOOP
+			pa[i + 1][j] := CASE WHEN k = 1 AND array_ndims(a) = 1 THEN a[i] ELSE a[i][j] END;
+		END LOOP;
+	END LOOP;
+	FOR i IN 1 .. m LOOP
+		t_b[i] := tb[i];
+		FOR j IN 1 .. k LOOP
+			pb[i + 1][j] := CASE WHEN k = 1 AND array_ndims(b) = 1 THEN b[i] ELSE b[i][j] END;
+		END LOOP;
+	END LOOP;
+	del_a := array_fill(0::numeric, ARRAY[n + 1], ARRAY[0]);
+	del_b := array_fill(0::numeric, ARRAY[m + 1], ARRAY[0]);
+	FOR i IN 1 .. n LOOP
+		del_a[i] := fuzz_lp(pa[i:i][:], pa[i + 1:i + 1][:], degree, root) + nu::text::numeric * (t_a[i] - t_a[i - 1])
+			+ lambda::text::numeric;
+	END LOOP;
+	FOR j IN 1 .. m LOOP
+		del_b[j] := fuzz_lp(pb[j:j][:], pb[j + 1:j + 1][:], degree, root) + nu::text::numeric * (t_b[j] - t_b[j - 1])
+			+ lambda::text::numeric;
+	END LOOP;
+	-- c(i, j) and D(i, j) at (i * w + j)
+	c := array_fill(0::numeric, ARRAY[(n + 1) * w], ARRAY[0]);
+	d := array_fill(inf, ARRAY[(n + 1) * w], ARRAY[0]);
+	FOR i IN 0 .. n LOOP
+		FOR j IN 0 .. m LOOP
+			c[i * w + j] := fuzz_lp(pa[i + 1:i + 1][:], pb[j + 1:j + 1][:], degree, root)
+				+ nu::text::numeric * abs(t_a[i] - t_b[j]);
+		END LOOP;
+	END LOOP;
+	d[0] := 0;
+	FOR i IN 1 .. n LOOP
+		FOR j IN 1 .. m LOOP
+			match := d[(i - 1) * w + j - 1] + c[i * w + j] + c[(i - 1) * w + j - 1];
+			d[i * w + j] := least(match, d[(i - 1) * w + j] + del_a[i], d[i * w + j - 1] + del_b[j]);
+		END LOOP;
+	END LOOP;
+	RETURN d[n * w + m];
+END
+$$;
+RESET client_min_messages;
