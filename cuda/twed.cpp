@@ -225,7 +225,13 @@ run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const G
 	Origin		origin;
 
 	origin.values.assign(a.dims, 0.0);
-	if (params.float32 && a.count > 0)
+	if (params.float32 && params.origin)
+	{
+		for (uint32_t d = 0; d < a.dims; d++)
+			origin.values[d] = params.origin[d];
+		origin.time = params.origin[a.dims];
+	}
+	else if (params.float32 && a.count > 0)
 	{
 		for (uint32_t d = 0; d < a.dims; d++)
 			origin.values[d] = a.values[a.offsets[0] * a.dims + d];

@@ -128,6 +128,18 @@ FROM (SELECT DISTINCT ON (a) a, b FROM (
 	ORDER BY a, distance, b) nn
 	JOIN uci x ON x.id = nn.a JOIN uci y ON y.id = nn.b;
 
+-- the matrix in blocks of bounded memory (work_mem 64kB: blocks of 131,072 pairs) gives the
+-- same distances, float32 too (every block rebased to the same origin)
+SET work_mem = '64kB';
+SELECT count(*) AS pairs, bool_and(m.distance = p.distance) AS blocks_equal
+FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1) m JOIN uci_pairs p USING (a_id, b_id);
+CREATE TEMP TABLE uci_float32_blocks AS
+SELECT * FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1, float32 => true);
+RESET work_mem;
+SELECT count(*) AS pairs, bool_and(m.distance = p.distance) AS float32_blocks_equal
+FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1, float32 => true) m
+	JOIN uci_float32_blocks p USING (a_id, b_id);
+
 -- real AIS trajectories (New York harbour, one day): X, Y values, M epoch times
 CREATE TEMP TABLE ny AS SELECT id, traj FROM ais_tracks WHERE source = 'ny_harbor_2020-12-08';
 CREATE TEMP TABLE ny_pairs AS

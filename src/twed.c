@@ -4,9 +4,9 @@
  * gpu_twed(): Time Warp Edit Distance between two series (float8 arrays
  * with times) or two trajectories (X, Y [, Z] values, M times), and
  * gpu_twed_matrix(), the distances between the series of two inner queries
- * (or among those of one), computed in one core call: the query results are
- * fetched through SPI on the first call, the distances kept in the
- * multi-call memory context and returned row by row (as pgRouting does).
+ * (or among those of one): the query results are fetched through SPI (as
+ * pgRouting does), the distances computed in blocks of bounded size and
+ * returned through a tuplestore.
  */
 #include "geoacc.h"
 
@@ -271,6 +271,7 @@ ParamsFromArgs(FunctionCallInfo fcinfo, int first)
 	p.degree = PG_GETARG_INT32(first + 2);
 	p.root = PG_GETARG_BOOL(first + 3);
 	p.float32 = PG_GETARG_BOOL(first + 4);
+	p.origin = NULL;
 	if (!isfinite(p.nu) || p.nu < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -298,34 +299,19 @@ AnyArgIsNull(FunctionCallInfo fcinfo, int first, int last)
 	return false;
 }
 
-/* Distances of all pairs of a x b (b NULL: pairs x < y of a) on the chosen device. */
+/* Distances of all pairs of a x b on the chosen device (GPU failures under auto: the CPU). */
 static void
-TwedCompute(const char *function, const TwedSeries *a, const TwedSeries *b, const TwedShape *shape,
-			const GeoaccTwedParams *params, double *distances)
+TwedBlock(const char *function, const GeoaccTwedSet *a, const GeoaccTwedSet *b, const GeoaccTwedParams *params,
+		  double *distances)
 {
-	GeoaccTwedSet va = SeriesView(a, shape);
-	GeoaccTwedSet vb;
 	GeoaccCall	call;
 	GeoaccStatus status;
-	double		cells;
+	double		cells = (double) (a->offsets[a->count] - a->offsets[0]) * (b->offsets[b->count] - b->offsets[0]);
 
-	if (b)
-	{
-		vb = SeriesView(b, shape);
-		cells = (double) a->npoints * (double) b->npoints;
-	}
-	else
-	{
-		double		squares = 0;
-
-		for (uint32 s = 0; s < a->count; s++)
-			squares += (double) (a->offsets[s + 1] - a->offsets[s]) * (a->offsets[s + 1] - a->offsets[s]);
-		cells = ((double) a->npoints * a->npoints - squares) / 2;
-	}
 	GeoaccCallBegin(&call, function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX);
-	status = geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances);
+	status = geoacc_twed(call.device, a, b, params, distances);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_twed(call.device, &va, b ? &vb : NULL, params, distances);
+		status = geoacc_twed(call.device, a, b, params, distances);
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 }
@@ -342,6 +328,8 @@ gpu_twed(PG_FUNCTION_ARGS)
 				b;
 	TwedShape	shape = {0};
 	GeoaccTwedParams params;
+	GeoaccTwedSet va,
+				vb;
 	double		distance;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || AnyArgIsNull(fcinfo, 4, 8))
@@ -353,7 +341,9 @@ gpu_twed(PG_FUNCTION_ARGS)
 					"a", "ta", "a");
 	SeriesAddArrays(&b, &shape, 0, PG_GETARG_ARRAYTYPE_P(2), PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3),
 					"b", "tb", "b");
-	TwedCompute("gpu_twed", &a, &b, &shape, &params, &distance);
+	va = SeriesView(&a, &shape);
+	vb = SeriesView(&b, &shape);
+	TwedBlock("gpu_twed", &va, &vb, &params, &distance);
 	PG_RETURN_FLOAT8(distance);
 }
 
@@ -369,13 +359,17 @@ gpu_twed_geometry(PG_FUNCTION_ARGS)
 				b;
 	TwedShape	shape = {0};
 	GeoaccTwedParams params = ParamsFromArgs(fcinfo, 2);
+	GeoaccTwedSet va,
+				vb;
 	double		distance;
 
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
 	SeriesAddTrajectory(&a, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), "a");
 	SeriesAddTrajectory(&b, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(1)), "b");
-	TwedCompute("gpu_twed", &a, &b, &shape, &params, &distance);
+	va = SeriesView(&a, &shape);
+	vb = SeriesView(&b, &shape);
+	TwedBlock("gpu_twed", &va, &vb, &params, &distance);
 	PG_RETURN_FLOAT8(distance);
 }
 
@@ -485,93 +479,103 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 	SPI_finish();
 }
 
-typedef struct MatrixState
+/* Series first .. first + count - 1 of s, as the core reads them (offsets index the whole arrays). */
+static GeoaccTwedSet
+SeriesSlice(const TwedSeries *s, const TwedShape *shape, uint32 first, uint32 count)
 {
-	TwedSeries	a;
-	TwedSeries	b;				/* count 0 when symmetric */
-	bool		symmetric;
-	double	   *distances;
-	uint64		next;			/* next pair to return */
-	uint64		npairs;
-	uint32		x;				/* its series */
-	uint32		y;
-} MatrixState;
+	GeoaccTwedSet set = SeriesView(s, shape);
+
+	set.count = count;
+	set.offsets = s->offsets + first;
+	return set;
+}
+
+/* Pairs computed per core call: the distances of one block stay within work_mem (at least 1 MB). */
+static uint64
+MatrixBlockPairs(void)
+{
+	return Max((uint64) work_mem * 1024, (uint64) 1024 * 1024) / sizeof(double);
+}
 
 /*
  * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32):
  * (a_id, b_id, distance) for every series of a_sql against every series of
- * b_sql, or for every pair of series of a_sql when b_sql is NULL
+ * b_sql, or for every pair of series of a_sql when b_sql is NULL.  The rows
+ * of a are taken in blocks whose distances fit MatrixBlockPairs(), each
+ * block one core call, and the rows go into a tuplestore (which spills to
+ * disk): memory stays bounded however many pairs there are.  A symmetric
+ * block computes rows x0 .. x1 - 1 against columns x0 + 1 .. n - 1 and
+ * keeps the pairs y > x.  float32 rebases every block to the first point of
+ * a, as one call for all pairs would, so the distances do not depend on the
+ * blocks.
  */
 PG_FUNCTION_INFO_V1(gpu_twed_matrix);
 Datum
 gpu_twed_matrix(PG_FUNCTION_ARGS)
 {
-	FuncCallContext *funcctx;
-	MatrixState *state;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TwedSeries	a,
+				b;
+	TwedShape	shape = {0};
+	GeoaccTwedParams params;
+	bool		symmetric;
+	const TwedSeries *cols;
+	uint32		first_col;
+	double	   *origin = NULL;
+	double	   *distances;
+	uint64		block_pairs = MatrixBlockPairs();
 
-	if (SRF_IS_FIRSTCALL())
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6))
+		return (Datum) 0;
+	params = ParamsFromArgs(fcinfo, 2);
+	symmetric = PG_ARGISNULL(1);
+	SeriesInit(&a, CurrentMemoryContext);
+	SeriesInit(&b, CurrentMemoryContext);
+	SeriesFromQuery(&a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	if (!symmetric)
+		SeriesFromQuery(&b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+	cols = symmetric ? &a : &b;
+	if (a.count == 0 || cols->count == 0)
+		return (Datum) 0;
+	if (params.float32)
 	{
-		MemoryContext oldcontext;
-		TupleDesc	desc;
-		TwedShape	shape = {0};
-		GeoaccTwedParams params;
-		uint64		nb;
-
-		funcctx = SRF_FIRSTCALL_INIT();
-		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "gpu_twed_matrix must return a composite type");
-		funcctx->tuple_desc = BlessTupleDesc(desc);
-		state = palloc0(sizeof(MatrixState));
-		funcctx->user_fctx = state;
-		if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6))
-		{
-			MemoryContextSwitchTo(oldcontext);
-			SRF_RETURN_DONE(funcctx);
-		}
-		params = ParamsFromArgs(fcinfo, 2);
-		state->symmetric = PG_ARGISNULL(1);
-		SeriesInit(&state->a, funcctx->multi_call_memory_ctx);
-		SeriesInit(&state->b, funcctx->multi_call_memory_ctx);
-		SeriesFromQuery(&state->a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
-		if (!state->symmetric)
-			SeriesFromQuery(&state->b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-
-		nb = state->symmetric ? state->a.count : state->b.count;
-		state->npairs = state->symmetric ? (uint64) nb * (nb - (nb > 0)) / 2 : (uint64) state->a.count * nb;
-		if (state->npairs > MaxAllocHugeSize / sizeof(double))
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many pairs of series: " UINT64_FORMAT, state->npairs)));
-		if (state->npairs > 0)
-		{
-			state->distances = MemoryContextAllocHuge(funcctx->multi_call_memory_ctx,
-													  state->npairs * sizeof(double));
-			TwedCompute("gpu_twed_matrix", &state->a, state->symmetric ? NULL : &state->b, &shape, &params,
-						state->distances);
-		}
-		state->y = state->symmetric ? 1 : 0;
-		MemoryContextSwitchTo(oldcontext);
+		origin = palloc((shape.dims + 1) * sizeof(double));
+		memcpy(origin, a.values, shape.dims * sizeof(double));
+		origin[shape.dims] = a.times[0];
+		params.origin = origin;
 	}
+	distances = MemoryContextAllocHuge(CurrentMemoryContext,
+									   Min(block_pairs, (uint64) a.count * cols->count) * sizeof(double));
 
-	funcctx = SRF_PERCALL_SETUP();
-	state = funcctx->user_fctx;
-	if (state->next < state->npairs)
+	for (uint32 x0 = 0; x0 < a.count;)
 	{
-		const TwedSeries *b = state->symmetric ? &state->a : &state->b;
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		uint32		ncols,
+					rows;
+		GeoaccTwedSet va,
+					vb;
 
-		values[0] = Int64GetDatum(state->a.ids[state->x]);
-		values[1] = Int64GetDatum(b->ids[state->y]);
-		values[2] = Float8GetDatum(state->distances[state->next]);
-		state->next++;
-		if (++state->y == b->count)
-		{
-			state->x++;
-			state->y = state->symmetric ? state->x + 1 : 0;
-		}
-		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc, values, nulls)));
+		first_col = symmetric ? x0 + 1 : 0;
+		if (first_col >= cols->count)
+			break;
+		ncols = cols->count - first_col;
+		rows = (uint32) Min((uint64) (a.count - x0), Max(block_pairs / ncols, 1));
+		va = SeriesSlice(&a, &shape, x0, rows);
+		vb = SeriesSlice(cols, &shape, first_col, ncols);
+		TwedBlock("gpu_twed_matrix", &va, &vb, &params, distances);
+		for (uint32 x = x0; x < x0 + rows; x++)
+			for (uint32 y = symmetric ? x + 1 : 0; y < cols->count; y++)
+			{
+				Datum		values[3];
+				bool		nulls[3] = {false, false, false};
+
+				values[0] = Int64GetDatum(a.ids[x]);
+				values[1] = Int64GetDatum(cols->ids[y]);
+				values[2] = Float8GetDatum(distances[(uint64) (x - x0) * ncols + (y - first_col)]);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+		x0 += rows;
+		CHECK_FOR_INTERRUPTS();
 	}
-	SRF_RETURN_DONE(funcctx);
+	return (Datum) 0;
 }
