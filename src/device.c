@@ -251,6 +251,18 @@ geoacc_test_gpu_busy(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* Hold device memory until the session ends (concurrency tests: a GPU mostly taken). */
+PG_FUNCTION_INFO_V1(geoacc_test_hold_device_memory);
+Datum
+geoacc_test_hold_device_memory(PG_FUNCTION_ARGS)
+{
+	void	   *ptr;
+
+	GeoaccChooseDevice(INT64_MAX);
+	GeoaccCheck(geoacc_gpu_alloc((uint64) PG_GETARG_INT64(0), &ptr));
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(geoacc_test_fail_device_allocations);
 Datum
 geoacc_test_fail_device_allocations(PG_FUNCTION_ARGS)

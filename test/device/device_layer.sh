@@ -22,6 +22,7 @@ psql -X -d $db -c "SELECT * FROM geoacc_devices()"
 echo "## 1,000 statements raising an ERROR after allocating 64 MB of device memory"
 {
 	echo "SET geoacc.device = gpu;"
+	echo "SELECT gpu_usable FROM geoacc_status() \\gset"	# free memory shows once the session uses the GPU
 	echo "SELECT free_memory AS free_before FROM geoacc_devices() WHERE ordinal = 0 \\gset"
 	for i in $(seq 1000); do echo "SELECT geoacc_test_device_alloc_then_error(67108864);"; done
 	echo "SELECT :free_before AS free_before, free_memory AS free_after, free_memory - :free_before AS difference,"
