@@ -9,7 +9,7 @@ EXTENSION = geoacc
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
-OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o
+OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/inner_query.o
 OBJS += src/density_raster.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
@@ -27,7 +27,7 @@ REGRESS_OPTS = --inputdir=.
 # twed: Time Warp Edit Distance
 OBJS += src/twed.o
 INSTALL_SQL += sql/install/twed.sql
-REGRESS += twed
+REGRESS += twed inner_query
 
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
@@ -62,9 +62,8 @@ NVCC_FLAGS = -std=c++17 -O3 --fmad=false $(GENCODE) $(CORE_DEFS) \
 			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
 
 PG_CPPFLAGS = -Icuda
-PG_CPPFLAGS += -Ithird_party
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lm
+SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 
 EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests \
 			  test/data/scale_tracks

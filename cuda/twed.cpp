@@ -191,6 +191,27 @@ twed_cpu(const TwedJob<T> &job, double *distances)
 			distances[q++] = (double) pair_cpu<T, K>(job, x, y, d, c, ops);
 }
 
+/*
+ * Every time difference the cells take, |ta_i - tb_j| included, must be
+ * finite: nu * infinity would be NaN for nu = 0, and infinity otherwise.
+ */
+template <class T>
+void
+check_time_span(const TwedSeriesSet<T> &a, const TwedSeriesSet<T> *b)
+{
+	T			lo = std::numeric_limits<T>::infinity();
+	T			hi = -lo;
+
+	for (T t : a.times)
+		lo = std::min(lo, t), hi = std::max(hi, t);
+	if (b)
+		for (T t : b->times)
+			lo = std::min(lo, t), hi = std::max(hi, t);
+	if (hi >= lo && !std::isfinite(hi - lo))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the times span %g to %g, a difference beyond the %s range",
+			 (double) lo, (double) hi, sizeof(T) == sizeof(float) ? "float32" : "float64");
+}
+
 /* Prepare both sets in T and compute on the chosen device. */
 template <class T>
 void
@@ -216,6 +237,8 @@ run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const G
 
 	if (b)
 		pb = prepare<T>(*b, origin, "b", metric, nu, lambda);
+
+	check_time_span(pa, b ? &pb : nullptr);
 
 	TwedJob<T>	job{&pa, b ? &pb : &pa, b == nullptr, metric, nu};
 

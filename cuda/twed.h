@@ -51,6 +51,13 @@ twed_min(T x, T y)
 	return y < x ? y : x;
 }
 
+template <class T>
+GEOACC_HD T
+twed_max(T x, T y)
+{
+	return y > x ? y : x;
+}
+
 /* The distance between points: Lp of degree p, with or without the root. */
 struct TwedMetric
 {
@@ -77,25 +84,28 @@ twed_ipow(T x, int p)
 }
 
 /*
- * s^(1/p) for p >= 3 by Newton's method from a power of two above the root
- * (the iterates decrease until rounding stops them): only +, *, / and exact
- * frexp/ldexp, so host and device agree to the bit, unlike pow().
+ * s^(1/p) for 1 <= s and p >= 2 by Newton's method from above: from the
+ * smaller of two upper bounds of the root, 1 + (s - 1) / p (Bernoulli) and a
+ * power of two, the iterates decrease until rounding stops them.  Only +, *,
+ * / and exact frexp/ldexp, so host and device agree to the bit, unlike
+ * pow().  The callers scale s into [1, k] first, so y^(p-1) cannot
+ * overflow, and the two bounds keep the steps below about min(k, p) + 6.
  */
 template <class T>
 GEOACC_HD T
 twed_root(T s, int p)
 {
-	if (!(s > 0) || s - s != 0)	/* 0 or infinity */
+	if (!(s > 1) || s - s != 0)	/* 1, or infinity */
 		return s;
 
 	int			e;
 
-	twed_frexp(s, &e);			/* s < 2^e */
+	twed_frexp(s, &e);			/* s < 2^e, e >= 1 */
 
-	int			q = e > 0 ? (e + p - 1) / p : -(-e / p);	/* ceil(e / p) */
-	T			y = twed_ldexp(T(1), q);
+	T			y = twed_min(T(1) + (s - T(1)) / T(p), twed_ldexp(T(1), (e + p - 1) / p));
 
-	for (int i = 0; i < 100; i++)
+	/* the loop ends by itself (the iterates decrease); the bound only guards against a bug */
+	for (int i = 0; i < 1000000; i++)
 	{
 		T			next = (T(p - 1) * y + s / twed_ipow(y, p - 1)) / T(p);
 
@@ -161,6 +171,53 @@ twed_sum_squares(const T *x, const T *y, int k)
 }
 
 /*
+ * (sum |x_d - y_d|^p)^(1/p) computed as m * (sum (|x_d - y_d| / m)^p)^(1/p)
+ * with m the largest |x_d - y_d|: no term overflows or vanishes for lack of
+ * range, whatever p and the magnitudes (the Lp norm of the LAPACK habit).
+ */
+template <class T, int K>
+GEOACC_HD T
+twed_scaled_norm(const T *x, const T *y, int k, int p)
+{
+	T			m = twed_abs(x[0] - y[0]);
+
+	for (int d = 1; d < (K > 0 ? K : k); d++)
+		m = twed_max(m, twed_abs(x[d] - y[d]));
+	if (!(m > 0) || m - m != 0)	/* 0, or a difference beyond the range: infinity */
+		return m;
+
+	T			s = twed_ipow(twed_abs(x[0] - y[0]) / m, p);
+
+	for (int d = 1; d < (K > 0 ? K : k); d++)
+		s += twed_ipow(twed_abs(x[d] - y[d]) / m, p);
+	return m * (p == 2 ? twed_sqrt(s) : twed_root(s, p));
+}
+
+/* Squares below this lose bits to subnormals: the sum is then scaled. */
+template <class T>
+GEOACC_HD T
+twed_tiny_square()
+{
+	return sizeof(T) == sizeof(float) ? T(0x1p-100) : T(0x1p-960);
+}
+
+/*
+ * The Euclidean distance: the root of the plain sum of squares, unless that
+ * sum overflowed or fell near the subnormals (differences beyond about
+ * 1e154 or below 1e-289 in float64), when the scaled form is used.
+ */
+template <class T, int K>
+GEOACC_HD T
+twed_euclidean(const T *x, const T *y, int k)
+{
+	T			s = twed_sum_squares<T, K>(x, y, k);
+
+	if (!(s >= twed_tiny_square<T>()) || s - s != 0)	/* 0 too: the squares may all have vanished */
+		return twed_scaled_norm<T, K>(x, y, k, 2);
+	return twed_sqrt(s);
+}
+
+/*
  * Distance between points x and y of k values.  D, when known, selects the
  * formula at compile time; each formula exists once, so every kind gives
  * the bits of TWED_DISTANCE_ANY.
@@ -172,7 +229,7 @@ twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
 	if constexpr (D == TWED_DISTANCE_ABS)
 		return twed_sum_abs<T, K>(x, y, k);
 	else if constexpr (D == TWED_DISTANCE_EUCLIDEAN)
-		return twed_sqrt(twed_sum_squares<T, K>(x, y, k));
+		return twed_euclidean<T, K>(x, y, k);
 	else
 	{
 		const int	dims = K > 0 ? K : k;
@@ -182,18 +239,21 @@ twed_point_distance(const T *x, const T *y, int k, TwedMetric metric)
 			case TWED_DISTANCE_ABS:
 				return twed_sum_abs<T, K>(x, y, k);
 			case TWED_DISTANCE_EUCLIDEAN:
-				return twed_sqrt(twed_sum_squares<T, K>(x, y, k));
+				return twed_euclidean<T, K>(x, y, k);
 			case TWED_DISTANCE_ANY:
 				break;
 		}
+		if (metric.root)
+			return twed_scaled_norm<T, K>(x, y, k, metric.degree);
 		if (metric.degree == 2)
 			return twed_sum_squares<T, K>(x, y, k);		/* the powered form */
 
+		/* the powered form is a sum of powers: beyond the range it is infinity */
 		T			s = twed_ipow(twed_abs(x[0] - y[0]), metric.degree);
 
 		for (int d = 1; d < dims; d++)
 			s += twed_ipow(twed_abs(x[d] - y[d]), metric.degree);
-		return metric.root ? twed_root(s, metric.degree) : s;
+		return s;
 	}
 }
 

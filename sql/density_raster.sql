@@ -224,6 +224,15 @@ SELECT dr_png_info(geoacc_raster_png(set_byte(r, 61, 64 + 11))) FROM dr_png;
 SELECT dr_png_info(geoacc_raster_png(gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry,
 	ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 1, 1)));
 
+-- a large PNG stops at a cancel or statement_timeout (it is written row by row)
+CREATE TEMP TABLE dr_big AS
+SELECT gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)),
+	4096, 4096, 'uniform', 1) AS r;
+SET statement_timeout = '100ms';
+SELECT length(geoacc_raster_png(r)) FROM dr_big;
+RESET statement_timeout;
+DROP TABLE dr_big;
+
 -- Bad arguments
 CREATE TEMP TABLE dr_one AS SELECT ST_SetSRID('LINESTRING M (0.5 0.5 1, 2.5 0.5 2)'::geometry, 32618) AS traj;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 0, 10) FROM dr_one;

@@ -72,5 +72,15 @@ FROM (SELECT geoacc_raster_png(ST_AsBinary(ST_SetValues(
 	ST_AddBand(ST_MakeEmptyRaster(3, 2, 0, 2, 1, -1, 0, 0, 0), '32BF'::text, 0, NULL), 1, 1, 1,
 	ARRAY[[0.5, 1, 2], [3, 4, 5]]::double precision[][])), 'magma', 'linear') AS png) x;
 
+-- values spanning the whole float8 range spread over the colormap as any others do
+SELECT geoacc_raster_png(ST_AsBinary(ST_SetValue(ST_AddBand(ST_MakeEmptyRaster(30, 20, 0, 0, 1), '64BF'::text,
+		-1e308::float8, NULL::float8), 7, 7, 1e308)), 'viridis', 'linear')
+	= geoacc_raster_png(ST_AsBinary(ST_SetValue(ST_AddBand(ST_MakeEmptyRaster(30, 20, 0, 0, 1), '64BF'::text,
+		-1::float8, NULL::float8), 7, 7, 1)), 'viridis', 'linear') AS extremes_as_unit_range,
+	geoacc_raster_png(ST_AsBinary(ST_SetValue(ST_AddBand(ST_MakeEmptyRaster(30, 20, 0, 0, 1), '64BF'::text,
+		-1e308::float8, NULL::float8), 7, 7, 1e308)), 'viridis', 'linear')
+	<> geoacc_raster_png(ST_AsBinary(ST_AddBand(ST_MakeEmptyRaster(30, 20, 0, 0, 1), '64BF'::text,
+		-1::float8, NULL::float8)), 'viridis', 'linear') AS not_uniform;
+
 DROP TABLE drp_small, drp_ais;
 DROP EXTENSION postgis_raster;

@@ -178,6 +178,8 @@ FROM (VALUES ('LINESTRING (0 0, 1 1, 2 0)'::geometry)) v(traj);
 SELECT gpu_dp_simplify(traj, -1) OVER () FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 'NaN') OVER () FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, id) OVER (ORDER BY id) FROM ais_tracks;
+-- a NULL tolerance on some rows only is a difference too (NULL on every row gives NULL rows)
+SELECT gpu_dp_simplify(traj, CASE WHEN id = 3 THEN NULL ELSE 1 END) OVER (ORDER BY id) FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 1, use_z => true) OVER () FROM ais_tracks;
 
 -- compression statistics, by hand: half the vertices removed, no length
@@ -188,6 +190,8 @@ SELECT * FROM geoacc_compression_stats('LINESTRING (5 5, 5 5)', 'LINESTRING (5 5
 SELECT * FROM geoacc_compression_stats('LINESTRING EMPTY', 'LINESTRING (5 5, 5 5)');
 SELECT * FROM geoacc_compression_stats('POINT (0 0)', 'LINESTRING (5 5, 5 5)');
 SELECT * FROM geoacc_compression_stats('SRID=4326;LINESTRING (0 0, 1 1)', 'SRID=32618;LINESTRING (0 0, 1 1)');
+SELECT * FROM geoacc_compression_stats('LINESTRING (0 0, 1 NaN, 2 0)', 'LINESTRING (0 0, 2 0)');
+SELECT * FROM geoacc_compression_stats('LINESTRING M (0 0 1, 2 0 2)', ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(2, 0, 'Infinity')));
 
 -- against an independent computation: point counts, ST_Length, and a
 -- textbook DTW in PL/pgSQL with ST_Distance (on the shorter tracks)

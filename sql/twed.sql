@@ -223,3 +223,15 @@ SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny', 'SELECT 5, ST_SetSRID(t
 SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ny', 'SELECT 5, ''POINT M (1 2 3)''::geometry', 1, 1);
 SELECT * FROM gpu_twed_matrix('SELEC 1', NULL, 1, 1);
 SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', NULL, -2, 1);
+
+-- large degrees and extreme magnitudes: the Lp norm is scaled, so nothing overflows or vanishes
+SELECT abs(gpu_twed(ARRAY[[0, 0]]::float8[], NULL, ARRAY[[1, 1]]::float8[], NULL, 0, 0, degree => 200)
+		- 2 ^ (1 / 200.0)) < 1e-15 AS degree_200,
+	abs(gpu_twed(ARRAY[[0, 0]]::float8[], NULL, ARRAY[[0.5, 0.5]]::float8[], NULL, 0, 0, degree => 1100)
+		- 0.5 * 2 ^ (1 / 1100.0)) < 1e-15 AS degree_1100,
+	abs(gpu_twed(ARRAY[[0, 0]]::float8[], NULL, ARRAY[[3000, 4000]]::float8[], NULL, 0, 0, degree => 88)
+		- 4000 * (1 + 0.75 ^ 88) ^ (1 / 88.0)) < 1e-11 AS degree_88,
+	abs(gpu_twed(ARRAY[[1e200, 0]]::float8[], NULL, ARRAY[[0, 1e200]]::float8[], NULL, 0, 0)
+		/ (sqrt(2) * 1e200) - 1) < 1e-15 AS near_1e200,
+	gpu_twed('{1.5e308}'::float8[], NULL, '{-1.5e308}', NULL, 0, 0) = 'Infinity' AS beyond_float8;
+SELECT gpu_twed('{1, 2}'::float8[], '{-1e308, 1e308}', '{1}', NULL, 0, 1);

@@ -211,10 +211,10 @@ CellCount(const DensityArgs *args)
 static uint32
 ChunkMaxPoints(void)
 {
-	uint64		limit_mb = (uint64) geoacc_gpu_memory_limit_mb;
+	uint64		limit_mb = (uint64) Max(geoacc_gpu_memory_limit_mb, 0);
 	uint64		points = limit_mb * 1024 * 1024 / 4 / POINT_BYTES;
 
-	if (limit_mb == 0)
+	if (geoacc_gpu_memory_limit_mb < 0)	/* automatic */
 		return CHUNK_MAX;
 	return (uint32) Max(CHUNK_FIRST, Min(CHUNK_MAX, points));
 }

@@ -5,48 +5,19 @@
  * band of a PostGIS raster in WKB form (what gpu_density_raster returns, or
  * ST_AsBinary of any raster).  Pixel values are scaled
  * from the band's minimum to its maximum and coloured with a perceptual
- * colormap; nodata and non-finite pixels are transparent.  The PNG encoder
- * is stb_image_write (third_party/stb), which brings its own deflate, so
- * geoacc needs no PNG or zlib library where it is built or run.
+ * colormap; nodata and non-finite pixels are transparent.  The PNG is
+ * written here, row by row, through zlib (which PostgreSQL links already):
+ * no whole image in memory, and cancellable between rows.
  */
 #include "geoacc.h"
 
 #include <math.h>
 
+#include <zlib.h>
+
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
-
-/* stb_image_write: PNG to memory only, allocating with palloc */
-static void *
-StbRealloc(void *ptr, size_t size)
-{
-	return ptr == NULL ? palloc(size) : repalloc(ptr, size);
-}
-
-static void
-StbFree(void *ptr)
-{
-	if (ptr != NULL)
-		pfree(ptr);
-}
-
-#define STBIW_MALLOC(size) palloc(size)
-#define STBIW_REALLOC(ptr, size) StbRealloc(ptr, size)
-#define STBIW_FREE(ptr) StbFree(ptr)
-#define STBIW_ASSERT(x) Assert(x)
-#define STBI_WRITE_NO_STDIO
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-/* the writers for other formats stay unused (reported at the end of the file) */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#include "stb/stb_image_write.h"
-#pragma GCC diagnostic pop
 
 /* PostGIS raster pixel types (raster/rt_core/librtcore.h) */
 enum
@@ -295,7 +266,8 @@ ScaleFromName(const char *name)
 static double
 ScaleValue(ColorScale scale, double v, double min, double max)
 {
-	double		x = max > min ? (v - min) / (max - min) : 0.0;
+	/* halves first: max - min may exceed the float8 range (values near +-1e308) */
+	double		x = max > min ? (v * 0.5 - min * 0.5) / (max * 0.5 - min * 0.5) : 0.0;
 
 	switch (scale)
 	{
@@ -319,15 +291,198 @@ ColorAt(const Colormap *map, double t, uint8 *rgb)
 		rgb[c] = (uint8) lround(map->rgb[i][c] + f * (map->rgb[i + 1][c] - map->rgb[i][c]));
 }
 
-/* stb_image_write's output callback: the PNG becomes a bytea. */
-static void
-PngToBytea(void *context, void *data, int size)
+/* A PNG being written into a bytea that grows up to PostgreSQL's 1 GB limit. */
+typedef struct PngWriter
 {
-	bytea	  **result = context;
+	bytea	   *out;
+	size_t		used;			/* bytes after the varlena header */
+	size_t		capacity;
+	z_stream	zs;
+	size_t		idat_start;		/* where the open IDAT chunk's length field is */
+} PngWriter;
 
-	*result = palloc(VARHDRSZ + size);
-	SET_VARSIZE(*result, VARHDRSZ + size);
-	memcpy(VARDATA(*result), data, size);
+static void
+PngReserve(PngWriter *w, size_t more)
+{
+	size_t		need = w->used + more;
+
+	if (need > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the PNG would exceed 1 GB, the largest value PostgreSQL can hold"),
+				 errhint("Make the PNG of a smaller raster, or of tiles of this one.")));
+	if (need > w->capacity)
+	{
+		size_t		capacity = Max(need, Min(w->capacity * 2, MaxAllocSize - VARHDRSZ));
+
+		w->out = repalloc(w->out, VARHDRSZ + capacity);
+		w->capacity = capacity;
+	}
+}
+
+static void
+PngPutU32(uint8 *p, uint32 v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static void
+PngPut(PngWriter *w, const void *data, size_t n)
+{
+	PngReserve(w, n);
+	memcpy(VARDATA(w->out) + w->used, data, n);
+	w->used += n;
+}
+
+/* Open a chunk: length to be filled by PngEndChunk, then the type. */
+static size_t
+PngBeginChunk(PngWriter *w, const char *type)
+{
+	size_t		start = w->used;
+	uint8		zero[4] = {0};
+
+	PngPut(w, zero, 4);
+	PngPut(w, type, 4);
+	return start;
+}
+
+static void
+PngEndChunk(PngWriter *w, size_t start)
+{
+	uint8	   *chunk = (uint8 *) VARDATA(w->out) + start;
+	size_t		length = w->used - start - 8;
+	uint8		crc[4];
+
+	PngPutU32(chunk, (uint32) length);
+	PngPutU32(crc, (uint32) crc32(crc32(0L, Z_NULL, 0), chunk + 4, (uInt) (length + 4)));
+	PngPut(w, crc, 4);
+}
+
+/* Deflate `n` bytes of scanlines (or finish the stream) into the open IDAT chunk. */
+static void
+PngDeflate(PngWriter *w, const uint8 *data, size_t n, int flush)
+{
+	int			rc;
+
+	w->zs.next_in = (Bytef *) data;
+	w->zs.avail_in = (uInt) n;
+	do
+	{
+		PngReserve(w, 65536);
+		w->zs.next_out = (Bytef *) VARDATA(w->out) + w->used;
+		w->zs.avail_out = 65536;
+		rc = deflate(&w->zs, flush);
+		if (rc == Z_STREAM_ERROR)
+			elog(ERROR, "zlib deflate failed");
+		w->used += 65536 - w->zs.avail_out;
+		/* chunks stay well below PNG's 2^31 limit */
+		if (w->used - w->idat_start > ((size_t) 1 << 30) && rc != Z_STREAM_END)
+		{
+			PngEndChunk(w, w->idat_start);
+			w->idat_start = PngBeginChunk(w, "IDAT");
+		}
+	} while (w->zs.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+}
+
+/*
+ * An RGB or RGBA (channels 3 or 4) PNG of width x height pixels, each row
+ * made by make_row into a buffer: rows are filtered ("up", which suits
+ * smooth heatmaps) and deflated one at a time.
+ */
+typedef void (*PngRowFn) (void *context, uint32 row, uint8 *rgb);
+
+static bytea *
+PngWrite(uint32 width, uint32 height, int channels, PngRowFn make_row, void *context)
+{
+	static const uint8 signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	PngWriter	w = {0};
+	size_t		rowbytes = (size_t) width * channels;
+	uint8	   *prev = palloc0(rowbytes);
+	uint8	   *cur = palloc(rowbytes);
+	uint8	   *line = palloc(rowbytes + 1);
+	uint8		ihdr[13];
+	size_t		chunk;
+
+	w.capacity = 65536;
+	w.out = palloc(VARHDRSZ + w.capacity);
+	PngPut(&w, signature, 8);
+	chunk = PngBeginChunk(&w, "IHDR");
+	PngPutU32(ihdr, width);
+	PngPutU32(ihdr + 4, height);
+	ihdr[8] = 8;				/* bits per channel */
+	ihdr[9] = channels == 4 ? 6 : 2;	/* RGBA or RGB */
+	ihdr[10] = ihdr[11] = ihdr[12] = 0;
+	PngPut(&w, ihdr, 13);
+	PngEndChunk(&w, chunk);
+
+	if (deflateInit(&w.zs, 6) != Z_OK)
+		elog(ERROR, "zlib deflateInit failed");
+	PG_TRY();
+	{
+		w.idat_start = PngBeginChunk(&w, "IDAT");
+		for (uint32 r = 0; r < height; r++)
+		{
+			uint8	   *swap;
+
+			CHECK_FOR_INTERRUPTS();
+			make_row(context, r, cur);
+			line[0] = 2;		/* filter type "up" */
+			for (size_t i = 0; i < rowbytes; i++)
+				line[i + 1] = (uint8) (cur[i] - prev[i]);
+			PngDeflate(&w, line, rowbytes + 1, Z_NO_FLUSH);
+			swap = prev;
+			prev = cur;
+			cur = swap;
+		}
+		PngDeflate(&w, NULL, 0, Z_FINISH);
+		PngEndChunk(&w, w.idat_start);
+	}
+	PG_FINALLY();
+	{
+		deflateEnd(&w.zs);
+	}
+	PG_END_TRY();
+	chunk = PngBeginChunk(&w, "IEND");
+	PngEndChunk(&w, chunk);
+	SET_VARSIZE(w.out, VARHDRSZ + w.used);
+	return w.out;
+}
+
+/* What the rows of a heatmap are made from. */
+typedef struct HeatmapRows
+{
+	const RasterBand *band;
+	const Colormap *map;
+	ColorScale	scale;
+	double		min;
+	double		max;
+	int			channels;
+} HeatmapRows;
+
+static void
+HeatmapRow(void *context, uint32 r, uint8 *rgb)
+{
+	HeatmapRows *h = context;
+	const RasterBand *band = h->band;
+
+	for (uint32 c = 0; c < band->width; c++)
+	{
+		size_t		i = (size_t) r * band->width + c;
+		double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
+		uint8	   *px = rgb + (size_t) c * h->channels;
+
+		if (PixelIsData(band, v))
+		{
+			ColorAt(h->map, ScaleValue(h->scale, v, h->min, h->max), px);
+			if (h->channels == 4)
+				px[3] = 255;
+		}
+		else
+			memset(px, 0, h->channels);
+	}
 }
 
 /*
@@ -345,21 +500,16 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 				max = -INFINITY;
 	bool		transparent = false;
 	size_t		npixels;
-	int			channels;
-	uint8	   *image;
-	bytea	   *result = NULL;
+	HeatmapRows rows;
 
 	BandFromWkb(wkb, &band);
 	npixels = (size_t) band.width * band.height;
-	if (npixels > MaxAllocSize / 4)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a raster of %u x %u pixels is too large for a PNG", band.width, band.height),
-				 errdetail("At most %zu pixels are supported.", (size_t) (MaxAllocSize / 4))));
 	for (size_t i = 0; i < npixels; i++)
 	{
 		double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
 
+		if (i % 1048576 == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (PixelIsData(&band, v))
 		{
 			min = fmin(min, v);
@@ -368,32 +518,11 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 		else
 			transparent = true;
 	}
-	channels = transparent ? 4 : 3;
-
-	image = palloc(npixels * channels);
-	for (uint32 r = 0; r < band.height; r++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		for (uint32 c = 0; c < band.width; c++)
-		{
-			size_t		i = (size_t) r * band.width + c;
-			double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
-			uint8	   *px = image + i * channels;
-
-			if (PixelIsData(&band, v))
-			{
-				ColorAt(map, ScaleValue(scale, v, min, max), px);
-				if (transparent)
-					px[3] = 255;
-			}
-			else
-				memset(px, 0, channels);
-		}
-	}
-	if (!stbi_write_png_to_func(PngToBytea, &result, band.width, band.height, channels, image,
-								band.width * channels))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("PNG encoding failed")));
-	PG_RETURN_BYTEA_P(result);
+	rows.band = &band;
+	rows.map = map;
+	rows.scale = scale;
+	rows.min = min;
+	rows.max = max;
+	rows.channels = transparent ? 4 : 3;
+	PG_RETURN_BYTEA_P(PngWrite(band.width, band.height, rows.channels, HeatmapRow, &rows));
 }

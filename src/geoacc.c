@@ -16,7 +16,7 @@ PG_MODULE_MAGIC;
 
 int			geoacc_device_setting = GEOACC_SETTING_AUTO;
 int			geoacc_gpu_threshold = 100000;
-int			geoacc_gpu_memory_limit_mb = 0;
+int			geoacc_gpu_memory_limit_mb = -1;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GEOACC_SETTING_AUTO, false},
@@ -25,11 +25,21 @@ static const struct config_enum_entry device_options[] = {
 	{NULL, 0, false}
 };
 
+/* 0 is refused: it is what a size below half a megabyte ('1kB') rounds to, not "automatic" */
+static bool
+check_gpu_memory_limit(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0)
+		return true;
+	GUC_check_errdetail("geoacc.gpu_memory_limit must be at least 1MB, or -1 for the automatic limit.");
+	return false;
+}
+
 static void
 assign_gpu_memory_limit(int newval, void *extra)
 {
-	/* only records the number: no CUDA call here */
-	geoacc_gpu_set_memory_limit((uint64) newval * 1024 * 1024);
+	/* only records the number: no CUDA call here; the core's 0 is the automatic limit */
+	geoacc_gpu_set_memory_limit(newval < 0 ? 0 : (uint64) newval * 1024 * 1024);
 }
 
 void		_PG_init(void);
@@ -57,11 +67,11 @@ _PG_init(void)
 
 	DefineCustomIntVariable("geoacc.gpu_memory_limit",
 							"Device memory one geoacc call may use; larger inputs are processed in chunks.",
-							"0 means 90% of the device memory free when the backend first uses the GPU.",
+							"-1 means 90% of the device memory free when the backend first uses the GPU.",
 							&geoacc_gpu_memory_limit_mb,
-							0, 0, INT_MAX,
+							-1, -1, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MB,
-							NULL, assign_gpu_memory_limit, NULL);
+							check_gpu_memory_limit, assign_gpu_memory_limit, NULL);
 
 	MarkGUCPrefixReserved("geoacc");
 

@@ -11,7 +11,9 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/tupdesc.h"
 #include "portability/instr_time.h"
+#include "utils/portal.h"
 
 #include "geoacc_core.h"
 
@@ -28,7 +30,7 @@ typedef enum GeoaccDeviceSetting
 
 extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
-extern int	geoacc_gpu_memory_limit_mb;	/* 0: automatic */
+extern int	geoacc_gpu_memory_limit_mb;	/* -1: automatic */
 
 /* ------------------------------------------------------ device (device.c) */
 
@@ -110,5 +112,27 @@ void		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
  * SRID, serialized exactly as PostGIS 3 serializes it.
  */
 Datum		GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid);
+
+/* -------------------------------------- inner SQL queries (inner_query.c) */
+
+/* PostGIS's geometry type (ERROR when PostGIS is not installed). */
+Oid			GeoaccGeometryOid(void);
+
+/* Type of column attnum (1-based) of desc, a domain replaced by its base type. */
+Oid			GeoaccColumnType(TupleDesc desc, int attnum);
+
+/* int2, int4 or int8: the types an id column may have; the id as int64. */
+bool		GeoaccIsIdType(Oid type);
+int64		GeoaccIdFromDatum(Datum datum, Oid type);
+
+/*
+ * Inside SPI_connect: prepare the user's query `sql`, given as argument
+ * `argname`, raise an ERROR unless it is one read-only SELECT, and open a
+ * read-only cursor over it.
+ */
+Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
+
+/* true when spatial_ref_sys says the SRID's coordinates are longitude/latitude. */
+bool		GeoaccSridIsGeographic(int32 srid);
 
 #endif							/* GEOACC_H */

@@ -479,6 +479,20 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
+/* ERROR unless every coordinate of the line is a finite number. */
+static void
+CheckFiniteLine(const GeoaccLine *line, const char *what)
+{
+	for (uint32 i = 0; i < line->npoints; i++)
+		for (int d = 0; d < line->ndims; d++)
+			if (!isfinite(line->coords[(size_t) i * line->ndims + d]))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the %s line has a coordinate that is not a finite number", what),
+						 errdetail("Vertex %u has %c = %g.", i + 1, "XYZM"[d == 2 && !line->has_z ? 3 : d],
+								   line->coords[(size_t) i * line->ndims + d])));
+}
+
 /*
  * geoacc_compression_stats(original, simplified): compression ratio, rate
  * of length loss and DTW distance
@@ -507,6 +521,8 @@ geoacc_compression_stats(PG_FUNCTION_ARGS)
 				 errdetail("The original has SRID %d, the simplified line SRID %d.", o.srid, s.srid)));
 	if (o.npoints == 0 || s.npoints == 0)
 		PG_RETURN_NULL();
+	CheckFiniteLine(&o, "original");
+	CheckFiniteLine(&s, "simplified");
 	GeoaccCheck(geoacc_compression_measures(o.coords, o.npoints, o.ndims, s.coords, s.npoints, s.ndims,
 											&measures));
 	values[0] = Float8GetDatum(measures.compression_ratio);

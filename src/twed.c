@@ -384,32 +384,27 @@ typedef enum QueryForm
 	FORM_TRAJECTORY				/* (id, trajectory) */
 } QueryForm;
 
-static bool
-IsIntegerType(Oid type)
-{
-	return type == INT2OID || type == INT4OID || type == INT8OID;
-}
-
+/* The form of an inner query's rows, from its column types (domains through their base types). */
 static QueryForm
 CheckQueryColumns(TupleDesc desc, const char *argname)
 {
 	int			natts = desc->natts;
 	StringInfoData types;
 
-	if (natts >= 2 && IsIntegerType(SPI_gettypeid(desc, 1)))
+	if (natts >= 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1)))
 	{
-		Oid			second = SPI_gettypeid(desc, 2);
+		Oid			second = GeoaccColumnType(desc, 2);
 
 		if (natts == 2 && second == FLOAT8ARRAYOID)
 			return FORM_VALUES;
-		if (natts == 3 && second == FLOAT8ARRAYOID && SPI_gettypeid(desc, 3) == FLOAT8ARRAYOID)
+		if (natts == 3 && second == FLOAT8ARRAYOID && GeoaccColumnType(desc, 3) == FLOAT8ARRAYOID)
 			return FORM_VALUES_TIMES;
-		if (natts == 2 && strcmp(SPI_gettype(desc, 2), "geometry") == 0)
+		if (natts == 2 && second == GeoaccGeometryOid())
 			return FORM_TRAJECTORY;
 	}
 	initStringInfo(&types);
 	for (int i = 1; i <= natts; i++)
-		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(SPI_gettypeid(desc, i)));
+		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("%s must return (id, values[, times]) or (id, trajectory)", argname),
@@ -422,24 +417,22 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 static void
 SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *argname)
 {
-	SPIPlanPtr	plan;
 	Portal		portal;
 	uint64		row = 0;
-	QueryForm	form = FORM_VALUES;
+	QueryForm	form;
+	Oid			id_type;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(sql, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for %s: %s", argname, SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = GeoaccInnerQueryOpen(sql, argname);
+	/* checked before any row, so a query returning none is checked too */
+	form = CheckQueryColumns(portal->tupDesc, argname);
+	id_type = GeoaccColumnType(portal->tupDesc, 1);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
 		if (SPI_processed == 0)
 			break;
-		if (row == 0)
-			form = CheckQueryColumns(SPI_tuptable->tupdesc, argname);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -455,18 +448,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("%s row " UINT64_FORMAT " has a NULL id", argname, row)));
-			switch (SPI_gettypeid(desc, 1))
-			{
-				case INT2OID:
-					id = DatumGetInt16(id_datum);
-					break;
-				case INT4OID:
-					id = DatumGetInt32(id_datum);
-					break;
-				default:
-					id = DatumGetInt64(id_datum);
-					break;
-			}
+			id = GeoaccIdFromDatum(id_datum, id_type);
 			label = MemoryContextStrdup(s->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
 															 argname, row, id));
 			series = SPI_getbinval(tuple, desc, 2, &isnull);

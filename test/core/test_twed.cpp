@@ -294,6 +294,112 @@ TEST(twed_cpu_matches_reference_on_random_series)
 			}
 }
 
+/* A copy of set with every value scaled by `factor` (times unchanged). */
+Set
+scaled(const Set &set, double factor)
+{
+	Set			out = set;
+
+	for (double &v : out.values)
+		v *= factor;
+	return out;
+}
+
+TEST(twed_large_degrees_match_reference)
+{
+	/* the cases: 2^(1/200); 3-4 km steps at degree 88; 0.5 steps at degree 1100 */
+	{
+		Set			a,
+					b;
+
+		a.dims = b.dims = 2;
+		a.add({0, 0}, {0});
+		b.add({1, 1}, {0});
+		std::vector<double> d = run(GEOACC_DEVICE_CPU, a, &b, params(0, 0, 200));
+
+		CHECK(close(d[0], powl(2.0L, 1.0L / 200), 1e-15));
+		d = run(GEOACC_DEVICE_CPU, a, &b, params(0, 0, 1100));
+		CHECK(close(d[0], powl(2.0L, 1.0L / 1100), 1e-15));
+	}
+	for (int round = 0; round < 40; round++)
+	{
+		const uint32_t k = (uint32_t) uniform_int(1, 6);
+		const int	degree = uniform_int(3, 400);
+		/* magnitudes where x^degree leaves the float64 range but not long double's */
+		const double factor = pow(10.0, uniform(-8, 8));
+		Set			a = scaled(random_set(k, 2, 1, 12), factor);
+		Set			b = scaled(random_set(k, 2, 1, 12), factor);
+		GeoaccTwedParams p = params(uniform(0, 1), uniform(0, 2) * factor, degree, true);
+		std::vector<double> d = run(GEOACC_DEVICE_CPU, a, &b, p);
+
+		for (uint32_t x = 0; x < a.count(); x++)
+			for (uint32_t y = 0; y < b.count(); y++)
+			{
+				long double want = reference_pair(a, x, b, y, p);
+
+				if (std::isfinite((double) want))
+					CHECK(close(d[x * b.count() + y], want, 1e-12));
+			}
+	}
+}
+
+TEST(twed_extreme_magnitudes)
+{
+	Set			a,
+				b;
+
+	/* differences near 1e200 and 1e-200 neither overflow nor vanish in the Euclidean norm */
+	a.dims = b.dims = 2;
+	a.add({1e200, -1e200}, {0});
+	b.add({-1e200, 1e200}, {0});
+	CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, params(0, 0))[0], 2e200L * sqrtl(2.0L), 1e-15));
+	a = Set();
+	b = Set();
+	a.dims = b.dims = 2;
+	a.add({3e-200, 0}, {0});
+	b.add({0, 4e-200}, {0});
+	CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, params(0, 0))[0], 5e-200L, 1e-15));
+
+	/* a difference beyond the float64 range is infinite, never NaN */
+	a = Set();
+	b = Set();
+	a.dims = b.dims = 1;
+	a.add({1.5e308}, {0});
+	b.add({-1.5e308}, {0});
+	CHECK(std::isinf(run(GEOACC_DEVICE_CPU, a, &b, params(0, 0, 2))[0]));
+	CHECK(std::isinf(run(GEOACC_DEVICE_CPU, a, &b, params(1, 1, 3))[0]));
+
+	/* times whose difference leaves the range are refused (nu = 0 made NaN of them) */
+	a = Set();
+	b = Set();
+	a.dims = b.dims = 1;
+	a.add({1, 2}, {-1e308, 1e308});
+	b.add({1}, {0});
+	std::vector<double> out(1);
+	GeoaccTwedSet va = a.view(),
+				vb = b.view();
+	GeoaccTwedParams p = params(0, 1);
+
+	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &vb, &p, out.data()) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(strstr(geoacc_status_message(), "beyond the float64 range") != nullptr);
+}
+
+TEST(twed_gpu_matches_cpu_at_large_degrees_and_magnitudes)
+{
+	REQUIRE_GPU();
+	for (int round = 0; round < 24; round++)
+	{
+		const uint32_t k = (uint32_t) uniform_int(1, 5);
+		const double factor = pow(10.0, uniform(-290, 290));
+		Set			a = scaled(random_set(k, uniform_int(1, 6), 1, 80), factor);
+		Set			b = scaled(random_set(k, uniform_int(1, 6), 1, 80), factor);
+		const GeoaccTwedParams p = params(uniform(0, 1), uniform(0, 2), round % 3 == 0 ? 2 : uniform_int(3, 300),
+										  round % 4 != 1, round % 5 == 2 && fabs(log10(factor)) < 20);
+
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+	}
+}
+
 TEST(twed_cpu_single_points_and_epoch_times)
 {
 	Set			a = random_set(2, 3, 1, 1, 1.6e9);	/* one point each */

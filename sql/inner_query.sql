@@ -1,0 +1,57 @@
+-- Inner SQL queries (gpu_twed_matrix): one read-only SELECT, column types recognised by OID.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
+RESET client_min_messages;
+
+-- a user's own types named "geometry" are not PostGIS's geometry (this crashed the server)
+CREATE SCHEMA evil;
+CREATE TYPE evil.geometry AS ENUM ('x');
+CREATE DOMAIN evil.int_geometry AS int;
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''x''::evil.geometry', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, 7::evil.int_geometry', NULL, 1, 1);
+SET search_path = evil, public;
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''x''::geometry', NULL, 1, 1);
+CREATE SCHEMA evil2;
+CREATE DOMAIN evil2.geometry AS text;
+SET search_path = evil2, public;
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''LINESTRING M (0 0 1, 1 1 2)''::geometry', NULL, 1, 1);
+CREATE DOMAIN bytea_geometry AS bytea;
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''\x00''::bytea_geometry', NULL, 1, 1);
+RESET search_path;
+SET client_min_messages = warning;
+DROP SCHEMA evil, evil2 CASCADE;
+RESET client_min_messages;
+
+-- domains over geometry, float8[] and the integer types are read through their base types
+CREATE DOMAIN track AS geometry CHECK (ST_GeometryType(VALUE) = 'ST_LineString');
+CREATE DOMAIN vector AS float8[];
+CREATE DOMAIN vessel_id AS int;
+SELECT a_id, b_id, distance = gpu_twed('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 1 1, 1 3 2)', 1, 1)
+	AS same
+FROM gpu_twed_matrix('SELECT 1::vessel_id, ''LINESTRING M (0 0 1, 1 1 2)''::track
+	UNION ALL SELECT 2, ''LINESTRING M (0 1 1, 1 3 2)''::track', NULL, 1, 1);
+SELECT a_id, b_id, distance = gpu_twed('{1, 2, 3}'::float8[], NULL, '{1, 5}', NULL, 1, 1) AS same
+FROM gpu_twed_matrix('SELECT 1::vessel_id, ''{1, 2, 3}''::vector', 'SELECT 2, ''{1, 5}''::vector', 1, 1);
+DROP DOMAIN track, vector, vessel_id;
+
+-- an inner query must be one SELECT that changes nothing
+CREATE TABLE scratch (id int, v float8[]);
+SELECT * FROM gpu_twed_matrix('', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', '', 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]; SELECT 2, ''{2}''::float8[]', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('INSERT INTO scratch VALUES (1, ''{1}'') RETURNING id, v', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('WITH x AS (INSERT INTO scratch VALUES (1, ''{1}'') RETURNING id, v) SELECT * FROM x',
+	NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT id, v FROM scratch FOR UPDATE', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SHOW geoacc.device', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('EXPLAIN SELECT 1', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1 AS id, ''{1}''::float8[] AS v INTO scratch2', NULL, 1, 1);
+SELECT count(*) AS untouched FROM scratch;
+-- TABLE and VALUES are SELECTs
+INSERT INTO scratch VALUES (1, '{1, 2}'), (2, '{2, 2}');
+SELECT count(*) AS pairs FROM gpu_twed_matrix('TABLE scratch', 'VALUES (3, ''{1}''::float8[])', 1, 1);
+DROP TABLE scratch;
+
+-- column types are checked when the query returns no rows too
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''x''::text WHERE false', NULL, 1, 1);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1.5, ''{1}''::float8[] WHERE false', 1, 1);

@@ -1,0 +1,184 @@
+/*
+ * inner_query.c
+ *
+ * What every function that runs a user's inner SQL needs (pgRouting's
+ * pattern): the query checked to be one read-only SELECT before it runs,
+ * column types recognised by OID with domains resolved to their base type
+ * (a user's own type named "geometry" is not PostGIS's), integer ids, and
+ * the PostGIS catalogue facts those functions check (the geometry type,
+ * geographic SRIDs).
+ */
+#include "geoacc.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/syscache.h"
+
+/* PostGIS's extension OID and the objects found for it (redone when it changes) */
+static Oid	postgis_extension = InvalidOid;
+static Oid	postgis_schema = InvalidOid;
+static Oid	postgis_geometry = InvalidOid;
+
+/* Schema of an extension (commands/extension.c keeps its own copy static). */
+static Oid
+ExtensionSchema(Oid extension)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(extension));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return schema;
+}
+
+/* Find PostGIS's schema and geometry type, once per installation of PostGIS. */
+static void
+LookupPostgis(void)
+{
+	Oid			extension = get_extension_oid("postgis", true);
+
+	if (!OidIsValid(extension))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("PostGIS is not installed in this database"),
+				 errhint("Run CREATE EXTENSION postgis.")));
+	if (extension == postgis_extension)
+		return;
+	postgis_schema = ExtensionSchema(extension);
+	postgis_geometry = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("geometry"),
+									   ObjectIdGetDatum(postgis_schema));
+	if (!OidIsValid(postgis_geometry))
+		elog(ERROR, "PostGIS's geometry type not found in schema %u", postgis_schema);
+	postgis_extension = extension;
+}
+
+Oid
+GeoaccGeometryOid(void)
+{
+	LookupPostgis();
+	return postgis_geometry;
+}
+
+Oid
+GeoaccColumnType(TupleDesc desc, int attnum)
+{
+	return getBaseType(TupleDescAttr(desc, attnum - 1)->atttypid);
+}
+
+bool
+GeoaccIsIdType(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+int64
+GeoaccIdFromDatum(Datum datum, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(datum);
+		case INT4OID:
+			return DatumGetInt32(datum);
+		case INT8OID:
+			return DatumGetInt64(datum);
+		default:
+			elog(ERROR, "unexpected id type %u", type);
+	}
+	pg_unreachable();
+}
+
+/* ERROR naming `argname` unless `sql` was parsed into one read-only SELECT. */
+static void
+CheckOneSelect(SPIPlanPtr plan, const char *argname)
+{
+	List	   *sources = SPI_plan_get_plan_sources(plan);
+	CachedPlanSource *source;
+	ListCell   *lc;
+
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be one SELECT query", argname),
+				 errdetail("It holds %d statements.", list_length(sources))));
+	source = linitial(sources);
+	if (source->commandTag != CMDTAG_SELECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be one SELECT query", argname),
+				 errdetail("It is a statement of type %s.", GetCommandTagName(source->commandTag))));
+	foreach(lc, source->query_list)
+	{
+		Query	   *query = lfirst_node(Query, lc);
+
+		if (query->commandType != CMD_SELECT || query->utilityStmt != NULL || query->hasModifyingCTE ||
+			query->rowMarks != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must be one SELECT query", argname),
+					 errdetail("It changes data or locks rows.")));
+	}
+}
+
+Portal
+GeoaccInnerQueryOpen(const char *sql, const char *argname)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+	Portal		portal;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for %s: %s", argname, SPI_result_code_string(SPI_result));
+	CheckOneSelect(plan, argname);
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	if (portal == NULL)
+		elog(ERROR, "SPI_cursor_open failed for %s: %s", argname, SPI_result_code_string(SPI_result));
+	return portal;
+}
+
+bool
+GeoaccSridIsGeographic(int32 srid)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(srid)};
+	bool		geographic = false;
+	char	   *sql;
+
+	if (srid <= 0)
+		return false;
+	LookupPostgis();
+	sql = psprintf("SELECT srtext ~ '^\\s*GEOG' OR proj4text ~ '\\+proj=(longlat|latlong)' FROM %s.spatial_ref_sys "
+				   "WHERE srid = $1",
+				   quote_identifier(get_namespace_name(postgis_schema)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read spatial_ref_sys");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		geographic = !isnull && DatumGetBool(d);
+	}
+	SPI_finish();
+	return geographic;
+}
