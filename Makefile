@@ -29,6 +29,11 @@ OBJS += src/twed.o
 INSTALL_SQL += sql/install/twed.sql
 REGRESS += twed inner_query
 
+# segment join: distance-threshold join of trajectory segments
+OBJS += src/segment_join.o
+INSTALL_SQL += sql/install/segment_join.sql
+REGRESS += segment_join
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90
