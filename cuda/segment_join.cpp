@@ -395,7 +395,7 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 
 	/* temporal bins: about 8 entries each, no narrower than a quarter of a mean duration */
 	const double span = shape.t_hi - shape.t_lo;
-	const uint64_t per_bin = method == GEOACC_JOIN_TEMPORAL ? 8 : 512;
+	const uint64_t per_bin = method == GEOACC_JOIN_TEMPORAL ? 8 : 64;
 
 	plan.t0 = shape.t_lo;
 	plan.max_duration = shape.max_duration;
@@ -451,7 +451,7 @@ choose_method(const SegmentShape &q, const SegmentShape &e, const JoinParams &p)
 	const double ext[2] = {std::max(e.hi[0] - e.lo[0], 1e-300), std::max(e.hi[1] - e.lo[1], 1e-300)};
 	const double time_window = q.mean_duration + e.max_duration;
 	const double temporal = n * std::min(1.0, (time_window + 2 * std::max(span * 8 / n, e.mean_duration / 4)) / span);
-	const double st_time = std::min(1.0, (time_window + 2 * std::max(span * 512 / n, e.mean_duration / 4)) / span);
+	const double st_time = std::min(1.0, (time_window + 2 * std::max(span * 64 / n, e.mean_duration / 4)) / span);
 	double		st_space = 1;
 
 	for (int k = 0; k < 2; k++)
