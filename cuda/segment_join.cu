@@ -528,6 +528,8 @@ private:
 
 		auto		ix = std::make_unique<DeviceIndex>(chunk.plan, d_entries.data(), (uint32_t) chunk.count, scratch_);
 
+		/* the index's sorts needed more scratch than a batch does: give it back to the cap */
+		scratch_.buffer.resize(0);
 		index_build_ms_ += now_ms() - start;
 		return ix;
 	}

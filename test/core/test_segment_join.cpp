@@ -713,7 +713,7 @@ TEST(segment_join_gpu_small_memory_cap_chunks_entries)
 	{
 		Result		cpu = join(GEOACC_DEVICE_CPU, a, &b, 60, method);
 
-		geoacc_gpu_set_memory_limit(6 << 20);
+		geoacc_gpu_set_memory_limit(4 << 20);
 		Result		gpu = join(GEOACC_DEVICE_GPU, a, &b, 60, method);
 
 		geoacc_gpu_set_memory_limit(0);
