@@ -29,6 +29,11 @@ OBJS += src/twed.o
 INSTALL_SQL += sql/install/twed.sql
 REGRESS += twed inner_query
 
+# segment join: distance-threshold join of trajectory segments
+OBJS += src/segment_join.o
+INSTALL_SQL += sql/install/segment_join.sql
+REGRESS += segment_join
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90
@@ -121,4 +126,10 @@ print-regress-gpu:
 EXTRA_CLEAN += test/bench/twed_bench
 
 test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h test/uci_synthetic_control.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
+# ----------------------------------- segment join benchmark (core level)
+EXTRA_CLEAN += test/bench/segment_join_bench
+
+test/bench/segment_join_bench: test/bench/segment_join_bench.cpp cuda/geoacc_core.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@

@@ -329,6 +329,92 @@ GeoaccStatus geoacc_twed(GeoaccDevice device, const GeoaccTwedSet *a, const Geoa
  */
 void		geoacc_twed_set_poll_ops(uint64_t ops);
 
+/* ---------------------------------------------------------- segment join */
+
+/*
+ * The index a segment join searches (Gowanlock and Casanova): a flattened
+ * grid of the non-empty spatial cells, entries in fixed-width temporal
+ * bins, or temporal bins with spatial sub-bins; auto picks one from the
+ * data's shape (see segment_join.h).  Every method returns the same rows.
+ */
+typedef enum GeoaccJoinMethod
+{
+	GEOACC_JOIN_AUTO = 0,
+	GEOACC_JOIN_SPATIAL,
+	GEOACC_JOIN_TEMPORAL,
+	GEOACC_JOIN_SPATIOTEMPORAL
+} GeoaccJoinMethod;
+
+/*
+ * One pair of segments within the distance: trajectory indices in their
+ * sets, segment k of a trajectory joining its vertices k and k + 1 (from
+ * 0), the sub-interval [t_start, t_end] of their common time span during
+ * which they are within the distance, and the closest point of approach in
+ * it (the earliest, when the distance is constant).
+ */
+typedef struct GeoaccJoinRow
+{
+	uint32_t	a_traj;
+	uint32_t	a_seg;
+	uint32_t	b_traj;
+	uint32_t	b_seg;
+	double		t_start;
+	double		t_end;
+	double		cpa_time;
+	double		cpa_distance;
+} GeoaccJoinRow;
+
+/* What one segment join did and where its time went. */
+typedef struct GeoaccJoinStats
+{
+	GeoaccJoinMethod method;	/* the method that ran (auto resolved) */
+	uint64_t	queries;		/* segments of a */
+	uint64_t	entries;		/* segments indexed (of b, or of a for a self-join) */
+	uint64_t	candidates;		/* pairs the index search handed to the exact test */
+	uint64_t	rows;
+	uint32_t	entry_chunks;	/* GPU: pieces of the index under the memory cap */
+	uint32_t	batches;		/* GPU: candidate buffers filled and refined */
+	uint64_t	overflow_queries;	/* GPU: queries redone with larger buffers */
+	double		index_ms;		/* building the index */
+	double		search_ms;		/* the index search (candidates) */
+	double		refine_ms;		/* the exact test */
+	double		output_ms;		/* ordering and copying out the rows */
+} GeoaccJoinStats;
+
+typedef struct GeoaccSegmentJoin GeoaccSegmentJoin;
+
+/*
+ * Start the join of the segments of a against those of b within
+ * `distance` (> 0, finite) in X Y, or X Y Z when both sets have z.  With b
+ * NULL, a self-join: each pair of segments of different trajectories once,
+ * a_traj < b_traj.  Trajectories need strictly increasing m (time) and
+ * finite coordinates; those of fewer than 2 points have no segments.  The
+ * inputs are copied: the caller may free them after this call.
+ */
+GeoaccStatus geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a,
+									  const GeoaccTrajectories *b, double distance,
+									  GeoaccJoinMethod method, GeoaccSegmentJoin **join);
+
+/*
+ * Up to `capacity` (> 0) next rows into rows[], ordered by (a_traj, a_seg,
+ * b_traj, b_seg); *count = 0 once all are out.  The work is done batch by
+ * batch as rows are asked for, polling for interrupts in between.
+ */
+GeoaccStatus geoacc_segment_join_next(GeoaccSegmentJoin *join, GeoaccJoinRow *rows, uint32_t capacity,
+									  uint32_t *count);
+
+void		geoacc_segment_join_stats(const GeoaccSegmentJoin *join, GeoaccJoinStats *stats);
+
+/* Free the join and its device memory; NULL is allowed. */
+void		geoacc_segment_join_close(GeoaccSegmentJoin *join);
+
+/*
+ * Tests and benchmarks: candidate slots of each query's fixed buffer and
+ * slots of one device batch (0: the defaults), so that overflow and
+ * batching can be forced small.
+ */
+void		geoacc_segment_join_set_buffers(uint32_t query_slots, uint64_t batch_slots);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,606 @@
+/*
+ * segment_join.cpp
+ *
+ * Segment join: the C ABI (validation, the segments of both sides, the
+ * choice of method, rows handed out batch by batch), the planning of the
+ * three indexes, and the CPU twin, which builds the same index structures
+ * on the host and runs the same searches and exact test as the kernels
+ * (segment_join.h), so that it returns the same rows to the bit.
+ */
+#include "segment_join.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+namespace geoacc
+{
+
+namespace
+{
+
+uint32_t	query_slots_setting;	/* 0: the defaults */
+uint64_t	batch_slots_setting;
+
+/* Queries of the CPU twin between interrupt polls. */
+constexpr uint64_t CPU_BLOCK_QUERIES = 4096;
+
+/* An index may file at most this many cells per entry on average before the grid coarsens. */
+constexpr uint64_t MAX_CELLS_PER_ENTRY = 4;
+
+double
+now_ms()
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/* Every coordinate finite, M strictly increasing (messages count from 1). */
+void
+check_trajectories(const GeoaccTrajectories &t, const char *name)
+{
+	if (t.ntrajectories > 0 && (t.offsets == nullptr || t.x == nullptr || t.y == nullptr || t.m == nullptr))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the trajectories of %s are missing", name);
+	for (uint32_t s = 0; s < t.ntrajectories; s++)
+	{
+		if (t.offsets[s + 1] < t.offsets[s])
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the offsets of %s decrease at trajectory %u", name, s + 1);
+		for (uint32_t i = t.offsets[s]; i < t.offsets[s + 1]; i++)
+		{
+			const uint32_t point = i - t.offsets[s] + 1;
+
+			if (!std::isfinite(t.x[i]) || !std::isfinite(t.y[i]) || (t.z && !std::isfinite(t.z[i]))
+				|| !std::isfinite(t.m[i]))
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "trajectory %u of %s: point %u has a coordinate that is not finite",
+					 s + 1, name, point);
+			if (point > 1 && !(t.m[i] > t.m[i - 1]))
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "trajectory %u of %s: the m of point %u does not increase",
+					 s + 1, name, point);
+		}
+	}
+}
+
+/* The segments of a set of trajectories, in (trajectory, segment) order. */
+std::vector<JoinSegment>
+segments_of(const GeoaccTrajectories &t, bool with_z, const char *name)
+{
+	std::vector<JoinSegment> out;
+	uint64_t	count = 0;
+
+	for (uint32_t s = 0; s < t.ntrajectories; s++)
+		if (t.offsets[s + 1] - t.offsets[s] >= 2)
+			count += t.offsets[s + 1] - t.offsets[s] - 1;
+	if (count >= UINT32_MAX)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "%s has %llu segments, more than a join takes (2^32 - 1)", name,
+			 (unsigned long long) count);
+	out.reserve(count);
+	for (uint32_t s = 0; s < t.ntrajectories; s++)
+		for (uint32_t i = t.offsets[s]; i + 1 < t.offsets[s + 1]; i++)
+		{
+			JoinSegment g;
+
+			g.p0[0] = t.x[i];
+			g.p0[1] = t.y[i];
+			g.p0[2] = with_z ? t.z[i] : 0;
+			g.t0 = t.m[i];
+			g.p1[0] = t.x[i + 1];
+			g.p1[1] = t.y[i + 1];
+			g.p1[2] = with_z ? t.z[i + 1] : 0;
+			g.t1 = t.m[i + 1];
+			g.traj = s;
+			g.seg = i - t.offsets[s];
+			out.push_back(g);
+		}
+	return out;
+}
+
+double
+max_abs_coordinate(const std::vector<JoinSegment> &s)
+{
+	double		m = 0;
+
+	for (const JoinSegment &g : s)
+		for (int k = 0; k < 3; k++)
+			m = std::max({m, std::fabs(g.p0[k]), std::fabs(g.p1[k])});
+	return m;
+}
+
+/* Bins of `width` from lo covering [lo, hi]. */
+int64_t
+bins_over(double lo, double hi, double width)
+{
+	const double n = std::floor((hi - lo) / width) + 1;
+
+	return n >= 1 ? (int64_t) n : 1;
+}
+
+/* A width no smaller than `width` that cuts [lo, hi] into at most 2^24 bins (and is positive). */
+double
+sane_width(double width, double lo, double hi)
+{
+	return std::max({width, (hi - lo) / 16777216.0, 1e-300});
+}
+
+/* ------------------------------------------------------- host indexes */
+
+/* Stable counting sort of 0..n-1 by key (< nkeys): the entries and where each key's run starts. */
+void
+group_by_key(const std::vector<uint64_t> &keys, uint64_t nkeys, std::vector<uint32_t> &start,
+			 std::vector<uint32_t> &entries)
+{
+	start.assign(nkeys + 1, 0);
+	for (uint64_t k : keys)
+		start[k + 1]++;
+	for (uint64_t k = 0; k < nkeys; k++)
+		start[k + 1] += start[k];
+	entries.resize(keys.size());
+
+	std::vector<uint32_t> next(start.begin(), start.end() - 1);
+
+	for (size_t i = 0; i < keys.size(); i++)
+		entries[next[keys[i]]++] = (uint32_t) i;
+}
+
+/* The index of one plan over entries e[0..n), built on the host: the arrays the kernels search. */
+struct HostIndex
+{
+	IndexPlan	plan;
+	std::vector<uint64_t> cell_keys;
+	std::vector<uint32_t> cell_start;
+	std::vector<uint32_t> start[2];
+	std::vector<uint32_t> entries[2];
+
+	HostIndex(const IndexPlan &p, const JoinSegment *e, size_t n) : plan(p)
+	{
+		if (plan.method == GEOACC_JOIN_SPATIAL)
+		{
+			/* (cell, entry) for every cell of every entry, sorted by cell, entries in order */
+			std::vector<std::pair<uint64_t, uint32_t>> filed;
+
+			filed.reserve(plan.insertions);
+			for (size_t i = 0; i < n; i++)
+			{
+				const int64_t cx0 = join_bin(join_min(e[i].p0[0], e[i].p1[0]), plan.x0, plan.cell, plan.nx);
+				const int64_t cx1 = join_bin(join_max(e[i].p0[0], e[i].p1[0]), plan.x0, plan.cell, plan.nx);
+				const int64_t cy0 = join_bin(join_min(e[i].p0[1], e[i].p1[1]), plan.y0, plan.cell, plan.ny);
+				const int64_t cy1 = join_bin(join_max(e[i].p0[1], e[i].p1[1]), plan.y0, plan.cell, plan.ny);
+
+				for (int64_t cy = cy0; cy <= cy1; cy++)
+					for (int64_t cx = cx0; cx <= cx1; cx++)
+						filed.emplace_back((uint64_t) (cy * plan.nx + cx), (uint32_t) i);
+			}
+			std::stable_sort(filed.begin(), filed.end(),
+							 [](const auto &x, const auto &y) { return x.first < y.first; });
+			entries[0].resize(filed.size());
+			for (size_t k = 0; k < filed.size(); k++)
+			{
+				entries[0][k] = filed[k].second;
+				if (k == 0 || filed[k].first != filed[k - 1].first)
+				{
+					cell_keys.push_back(filed[k].first);
+					cell_start.push_back((uint32_t) k);
+				}
+			}
+			cell_start.push_back((uint32_t) filed.size());
+		}
+		else if (plan.method == GEOACC_JOIN_TEMPORAL)
+		{
+			std::vector<uint64_t> keys(n);
+
+			for (size_t i = 0; i < n; i++)
+				keys[i] = (uint64_t) join_bin(e[i].t0, plan.t0, plan.width, plan.nbins);
+			group_by_key(keys, plan.nbins, start[0], entries[0]);
+		}
+		else
+		{
+			for (int k = 0; k < 2; k++)
+			{
+				std::vector<uint64_t> keys(n);
+
+				for (size_t i = 0; i < n; i++)
+					keys[i] = (uint64_t) (join_bin(e[i].t0, plan.t0, plan.width, plan.nbins) * plan.nsub[k]
+										  + join_bin(join_min(e[i].p0[k], e[i].p1[k]), plan.s0[k], plan.swidth[k],
+													 plan.nsub[k]));
+				group_by_key(keys, (uint64_t) plan.nbins * plan.nsub[k], start[k], entries[k]);
+			}
+		}
+	}
+
+	SpatialIndexView spatial() const
+	{
+		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, cell_keys.size(), cell_keys.data(),
+			cell_start.data(), entries[0].data()};
+	}
+	TemporalIndexView temporal() const
+	{
+		return {plan.t0, plan.width, plan.nbins, plan.max_duration, start[0].data(), entries[0].data()};
+	}
+	SpatioTemporalIndexView spatiotemporal() const
+	{
+		return {plan.t0, plan.width, plan.nbins, plan.max_duration,
+			{plan.s0[0], plan.s0[1]}, {plan.swidth[0], plan.swidth[1]}, {plan.nsub[0], plan.nsub[1]},
+			{plan.max_extent[0], plan.max_extent[1]}, {start[0].data(), start[1].data()},
+			{entries[0].data(), entries[1].data()}};
+	}
+};
+
+/* Collects a query's candidates. */
+struct CollectVisit
+{
+	std::vector<uint32_t> *out;
+
+	void operator()(uint32_t e) { out->push_back(e); }
+};
+
+/* The CPU twin: one host index over all entries, each query searched, tested and ordered in turn. */
+class CpuJoinRunner : public JoinRunner
+{
+public:
+	CpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job)
+	{
+		const std::vector<JoinSegment> &e = job.entries();
+		const double start = now_ms();
+
+		index_ = std::make_unique<HostIndex>(plan_index(job.method, e.data(), e.size(), job.params), e.data(),
+											 e.size());
+		stats.index_ms += now_ms() - start;
+	}
+
+	uint64_t	block_queries() const override { return CPU_BLOCK_QUERIES; }
+
+	void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
+	{
+		switch (job_.method)
+		{
+			case GEOACC_JOIN_SPATIAL:
+				run_with(index_->spatial(), q0, q1, rows, stats);
+				break;
+			case GEOACC_JOIN_TEMPORAL:
+				run_with(index_->temporal(), q0, q1, rows, stats);
+				break;
+			default:
+				run_with(index_->spatiotemporal(), q0, q1, rows, stats);
+				break;
+		}
+	}
+
+private:
+	template <class View>
+	void run_with(const View &view, uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows,
+				  GeoaccJoinStats &stats)
+	{
+		const std::vector<JoinSegment> &e = job_.entries();
+		std::vector<uint32_t> offsets{0};
+		std::vector<uint32_t> candidates;
+		CollectVisit visit{&candidates};
+		double		t = now_ms();
+
+		for (uint64_t q = q0; q < q1; q++)
+		{
+			const JoinQuery query = join_query(&job_.a[q], job_.params);
+
+			join_search(view, e.data(), query, job_.params, visit);
+			/* the kernels order a query's rows by entry after the test; sorting first gives that order */
+			std::sort(candidates.begin() + offsets.back(), candidates.end());
+			offsets.push_back((uint32_t) candidates.size());
+		}
+		stats.search_ms += now_ms() - t;
+		stats.candidates += candidates.size();
+		t = now_ms();
+
+		const size_t first = rows.size();
+
+		for (uint64_t q = q0; q < q1; q++)
+		{
+			const JoinSegment &s = job_.a[q];
+
+			for (uint32_t k = offsets[q - q0]; k < offsets[q - q0 + 1]; k++)
+			{
+				const JoinSegment &other = e[candidates[k]];
+				JoinHit		hit;
+
+				if (join_refine(s, other, job_.params, &hit))
+					rows.push_back({s.traj, s.seg, other.traj, other.seg, hit.t_start, hit.t_end, hit.cpa_time,
+									hit.cpa_distance});
+			}
+		}
+		stats.refine_ms += now_ms() - t;
+		stats.rows += rows.size() - first;
+		check_interrupt();
+	}
+
+	const JoinJob &job_;
+	std::unique_ptr<HostIndex> index_;
+};
+
+}								/* namespace */
+
+SegmentShape
+segment_shape(const JoinSegment *s, size_t n)
+{
+	SegmentShape shape;
+	std::vector<double> extents;
+
+	shape.n = n;
+	if (n == 0)
+		return shape;
+	for (int k = 0; k < 3; k++)
+	{
+		shape.lo[k] = std::numeric_limits<double>::infinity();
+		shape.hi[k] = -std::numeric_limits<double>::infinity();
+	}
+	shape.t_lo = s[0].t0;
+	shape.t_hi = s[0].t1;
+	extents.reserve(n);
+	for (size_t i = 0; i < n; i++)
+	{
+		double		ext[3];
+
+		for (int k = 0; k < 3; k++)
+		{
+			const double lo = join_min(s[i].p0[k], s[i].p1[k]);
+			const double hi = join_max(s[i].p0[k], s[i].p1[k]);
+
+			shape.lo[k] = std::min(shape.lo[k], lo);
+			shape.hi[k] = std::max(shape.hi[k], hi);
+			ext[k] = hi - lo;
+			shape.max_extent[k] = std::max(shape.max_extent[k], ext[k]);
+		}
+		shape.mean_extent[0] += ext[0];
+		shape.mean_extent[1] += ext[1];
+		shape.t_lo = std::min(shape.t_lo, s[i].t0);
+		shape.t_hi = std::max(shape.t_hi, s[i].t1);
+		shape.max_duration = std::max(shape.max_duration, s[i].t1 - s[i].t0);
+		shape.mean_duration += s[i].t1 - s[i].t0;
+		extents.push_back(std::max(ext[0], ext[1]));
+	}
+	shape.mean_extent[0] /= n;
+	shape.mean_extent[1] /= n;
+	shape.mean_duration /= n;
+	std::nth_element(extents.begin(), extents.begin() + n / 2, extents.end());
+	shape.median_extent = extents[n / 2];
+	return shape;
+}
+
+IndexPlan
+plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinParams &p)
+{
+	const SegmentShape shape = segment_shape(e, n);
+	IndexPlan	plan;
+
+	plan.method = method;
+	if (n == 0)
+		return plan;
+	if (method == GEOACC_JOIN_SPATIAL)
+	{
+		/* cells no smaller than the reach nor than the median segment, coarser while entries fill too many */
+		plan.x0 = shape.lo[0];
+		plan.y0 = shape.lo[1];
+		plan.cell = sane_width(std::max(p.reach, shape.median_extent), 0,
+							   std::max(shape.hi[0] - shape.lo[0], shape.hi[1] - shape.lo[1]));
+		for (;;)
+		{
+			plan.nx = bins_over(shape.lo[0], shape.hi[0], plan.cell);
+			plan.ny = bins_over(shape.lo[1], shape.hi[1], plan.cell);
+			plan.insertions = 0;
+			for (size_t i = 0; i < n; i++)
+				plan.insertions += spatial_cells(plan, e[i]);
+			if ((plan.insertions <= MAX_CELLS_PER_ENTRY * n + 1024 && plan.insertions < (uint64_t) INT32_MAX)
+				|| (plan.nx == 1 && plan.ny == 1))
+				break;
+			plan.cell *= 2;
+		}
+		return plan;
+	}
+
+	/* temporal bins: about 8 entries each, no narrower than a quarter of a mean duration */
+	const double span = shape.t_hi - shape.t_lo;
+	const uint64_t per_bin = method == GEOACC_JOIN_TEMPORAL ? 8 : 64;
+
+	plan.t0 = shape.t_lo;
+	plan.max_duration = shape.max_duration;
+	plan.width = sane_width(std::max(span / (double) std::max<uint64_t>(1, n / per_bin),
+									 shape.mean_duration / 4), shape.t_lo, shape.t_hi);
+	plan.nbins = bins_over(shape.t_lo, shape.t_hi, plan.width);
+	if (method == GEOACC_JOIN_TEMPORAL)
+		return plan;
+
+	/* spatial sub-bins no narrower than the largest extent, at most about 4n cells in all */
+	for (int k = 0; k < 2; k++)
+	{
+		plan.s0[k] = shape.lo[k];
+		plan.max_extent[k] = shape.max_extent[k];
+		plan.swidth[k] = sane_width(std::max(shape.max_extent[k], (shape.hi[k] - shape.lo[k]) / 1024),
+									shape.lo[k], shape.hi[k]);
+		for (;;)
+		{
+			plan.nsub[k] = bins_over(shape.lo[k], shape.hi[k], plan.swidth[k]);
+			if ((uint64_t) plan.nbins * (uint64_t) plan.nsub[k] <= 4 * (uint64_t) n + 1024)
+				break;
+			plan.swidth[k] *= 2;
+		}
+	}
+	return plan;
+}
+
+uint64_t
+index_device_bytes(const IndexPlan &plan, uint64_t n)
+{
+	switch (plan.method)
+	{
+		case GEOACC_JOIN_SPATIAL:
+			/* keys and entries, twice for the sort, cells and their starts, the sort's scratch */
+			return plan.insertions * (2 * 8 + 2 * 4 + 8 + 8 + 8) + n * 8 + (1 << 20);
+		case GEOACC_JOIN_TEMPORAL:
+			return n * (2 * 8 + 2 * 4 + 8) + (uint64_t) plan.nbins * 4 + (1 << 20);
+		default:
+			return 2 * (n * (2 * 8 + 2 * 4 + 8)) + (uint64_t) plan.nbins * (plan.nsub[0] + plan.nsub[1]) * 4
+				+ (1 << 20);
+	}
+}
+
+GeoaccJoinMethod
+choose_method(const SegmentShape &q, const SegmentShape &e, const JoinParams &p)
+{
+	if (e.n == 0 || q.n == 0)
+		return GEOACC_JOIN_TEMPORAL;
+
+	/* entries each method visits per query, if the entries were spread evenly */
+	const double n = (double) e.n;
+	const double span = std::max(e.t_hi - e.t_lo, 1e-300);
+	const double ext[2] = {std::max(e.hi[0] - e.lo[0], 1e-300), std::max(e.hi[1] - e.lo[1], 1e-300)};
+	const double time_window = q.mean_duration + e.max_duration;
+	const double temporal = n * std::min(1.0, (time_window + 2 * std::max(span * 8 / n, e.mean_duration / 4)) / span);
+	const double st_time = std::min(1.0, (time_window + 2 * std::max(span * 64 / n, e.mean_duration / 4)) / span);
+	double		st_space = 1;
+
+	for (int k = 0; k < 2; k++)
+	{
+		const double sub = std::max(e.max_extent[k], ext[k] / 1024);
+
+		st_space = std::min(st_space, std::min(1.0, (q.mean_extent[k] + 2 * p.reach + e.max_extent[k] + 2 * sub)
+											   / ext[k]));
+	}
+
+	const double spatiotemporal = n * st_time * st_space;
+	const double cell = std::max(p.reach, e.median_extent);
+	double		spatial = n;
+
+	/* entries in reach of the query's cells, each filed in about (1 + extent / cell)^2 cells */
+	for (int k = 0; k < 2; k++)
+		spatial *= std::min(1.0, (q.mean_extent[k] + 2 * p.reach + cell) / ext[k])
+			* (1 + e.mean_extent[k] / cell);
+
+	if (spatiotemporal <= spatial && spatiotemporal <= temporal)
+		return GEOACC_JOIN_SPATIOTEMPORAL;
+	return spatial <= temporal ? GEOACC_JOIN_SPATIAL : GEOACC_JOIN_TEMPORAL;
+}
+
+uint32_t
+join_query_slots(uint32_t default_slots)
+{
+	return query_slots_setting ? query_slots_setting : default_slots;
+}
+
+uint64_t
+join_batch_slots(uint64_t default_slots)
+{
+	return batch_slots_setting ? batch_slots_setting : default_slots;
+}
+
+}								/* namespace geoacc */
+
+using namespace geoacc;
+
+/* A join in progress: the job, the device's runner, the rows of the last block not yet handed out. */
+struct GeoaccSegmentJoin
+{
+	JoinJob		job;
+	std::unique_ptr<JoinRunner> runner;
+	std::vector<GeoaccJoinRow> pending;
+	size_t		pending_next = 0;
+	uint64_t	next_query = 0;
+	GeoaccJoinStats stats;
+};
+
+extern "C" void
+geoacc_segment_join_set_buffers(uint32_t query_slots, uint64_t batch_slots)
+{
+	query_slots_setting = query_slots;
+	batch_slots_setting = batch_slots;
+}
+
+extern "C" GeoaccStatus
+geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
+						 double distance, GeoaccJoinMethod method, GeoaccSegmentJoin **join)
+{
+	if (join)
+		*join = nullptr;
+	return guarded([&] {
+		if (a == nullptr || join == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the trajectories a and the join handle are required");
+		if (!std::isfinite(distance) || !(distance > 0))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the distance must be a positive, finite number (it is %g)", distance);
+		if (method < GEOACC_JOIN_AUTO || method > GEOACC_JOIN_SPATIOTEMPORAL)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown join method %d", (int) method);
+		check_trajectories(*a, "a");
+		if (b)
+			check_trajectories(*b, "b");
+
+		auto		h = std::make_unique<GeoaccSegmentJoin>();
+		JoinJob    &job = h->job;
+		const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
+
+		memset(&h->stats, 0, sizeof(h->stats));
+		job.a = segments_of(*a, with_z, "a");
+		if (b)
+			job.b = segments_of(*b, with_z, "b");
+		job.params.dims = with_z ? 3 : 2;
+		job.params.self = b == nullptr;
+		job.params.distance = distance;
+		/* a margin for the rounding of positions: the boxes must not drop a pair the exact test keeps */
+		job.params.reach = distance + (distance + std::max(max_abs_coordinate(job.a), max_abs_coordinate(job.b)))
+			* 1e-12;
+
+		const std::vector<JoinSegment> &entries = job.entries();
+
+		job.method = method != GEOACC_JOIN_AUTO ? method
+			: choose_method(segment_shape(job.a.data(), job.a.size()),
+							b ? segment_shape(entries.data(), entries.size()) : segment_shape(job.a.data(), job.a.size()),
+							job.params);
+		h->stats.method = job.method;
+		h->stats.queries = job.a.size();
+		h->stats.entries = entries.size();
+		if (job.a.empty() || entries.empty())
+			;					/* no pairs: no index */
+		else if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job));
+		else
+			h->runner = std::make_unique<CpuJoinRunner>(job, h->stats);
+		*join = h.release();
+	});
+}
+
+extern "C" GeoaccStatus
+geoacc_segment_join_next(GeoaccSegmentJoin *join, GeoaccJoinRow *rows, uint32_t capacity, uint32_t *count)
+{
+	if (count)
+		*count = 0;
+	return guarded([&] {
+		if (join == nullptr || rows == nullptr || count == nullptr || capacity == 0)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "a join, a row buffer and a count are required");
+
+		const uint64_t nq = join->runner ? join->job.a.size() : 0;
+
+		while (join->pending_next == join->pending.size() && join->next_query < nq)
+		{
+			const uint64_t q1 = std::min(nq, join->next_query + join->runner->block_queries());
+
+			join->pending.clear();
+			join->pending_next = 0;
+			join->runner->run(join->next_query, q1, join->pending, join->stats);
+			join->next_query = q1;
+		}
+
+		const size_t n = std::min<size_t>(capacity, join->pending.size() - join->pending_next);
+
+		memcpy(rows, join->pending.data() + join->pending_next, n * sizeof(GeoaccJoinRow));
+		join->pending_next += n;
+		*count = (uint32_t) n;
+	});
+}
+
+extern "C" void
+geoacc_segment_join_stats(const GeoaccSegmentJoin *join, GeoaccJoinStats *stats)
+{
+	if (join)
+		*stats = join->stats;
+	else
+		memset(stats, 0, sizeof(*stats));
+}
+
+extern "C" void
+geoacc_segment_join_close(GeoaccSegmentJoin *join)
+{
+	delete join;
+}

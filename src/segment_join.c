@@ -1,0 +1,433 @@
+/*
+ * segment_join.c
+ *
+ * gpu_segment_join(): the pairs of trajectory segments of two inner queries
+ * (or of one, with itself) that come within a distance of each other, with
+ * when and how close.  The queries are read through SPI (pgRouting's
+ * pattern), the trajectories handed to the core in id order, and the rows
+ * put into a tuplestore batch by batch as the core produces them, so that a
+ * large result never sits twice in memory.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+/* Rows asked of the core at a time. */
+#define JOIN_BATCH_ROWS 8192
+
+/* The trajectories of one inner query, in the core's layout, with their ids. */
+typedef struct JoinTracks
+{
+	uint32		count;
+	uint32		max_count;
+	uint64		npoints;
+	uint64		max_points;
+	int64	   *ids;
+	uint32	   *offsets;		/* count + 1 */
+	double	   *x;
+	double	   *y;
+	double	   *z;
+	double	   *m;
+	bool		all_z;			/* every trajectory has Z */
+} JoinTracks;
+
+/* The SRID every trajectory of a call must share, and the row that set it. */
+typedef struct JoinSrid
+{
+	bool		set;
+	int32		srid;
+	char	   *first;
+} JoinSrid;
+
+static void
+TracksInit(JoinTracks *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->max_count = 16;
+	t->max_points = 1024;
+	t->ids = palloc(t->max_count * sizeof(int64));
+	t->offsets = palloc((t->max_count + 1) * sizeof(uint32));
+	t->offsets[0] = 0;
+	t->x = palloc(t->max_points * sizeof(double));
+	t->y = palloc(t->max_points * sizeof(double));
+	t->z = palloc(t->max_points * sizeof(double));
+	t->m = palloc(t->max_points * sizeof(double));
+	t->all_z = true;
+}
+
+/* Room for one more trajectory of `points` points. */
+static void
+TracksReserve(JoinTracks *t, uint64 points)
+{
+	if (t->count + 1 >= t->max_count)
+	{
+		if (t->max_count >= PG_UINT32_MAX / 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many trajectories")));
+		t->max_count *= 2;
+		t->ids = repalloc(t->ids, t->max_count * sizeof(int64));
+		t->offsets = repalloc(t->offsets, (t->max_count + 1) * sizeof(uint32));
+	}
+	if (t->npoints + points >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many trajectory points"),
+				 errdetail("A join takes fewer than 2^32 points per side.")));
+	if (t->npoints + points > t->max_points)
+	{
+		while (t->max_points < t->npoints + points)
+			t->max_points *= 2;
+		t->x = repalloc_huge(t->x, t->max_points * sizeof(double));
+		t->y = repalloc_huge(t->y, t->max_points * sizeof(double));
+		t->z = repalloc_huge(t->z, t->max_points * sizeof(double));
+		t->m = repalloc_huge(t->m, t->max_points * sizeof(double));
+	}
+}
+
+/*
+ * Add the trajectory of one row: a LINESTRING M or ZM with M increasing, in
+ * the call's SRID.  Empty and single-point lines have no segment: skipped.
+ */
+static void
+TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label)
+{
+	GeoaccLine	line;
+
+	GeoaccLineFromGeometry(geom, &line, label);
+	if (line.npoints == 0)
+		return;
+	GeoaccCheckTrajectory(&line, label);
+	if (!srid->set)
+	{
+		srid->set = true;
+		srid->srid = line.srid;
+		srid->first = pstrdup(label);
+	}
+	else if (srid->srid != line.srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have the same SRID"),
+				 errdetail("%s has SRID %d, %s has SRID %d.", srid->first, srid->srid, label, line.srid),
+				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+	if (line.npoints < 2)
+		return;
+
+	TracksReserve(t, line.npoints);
+	for (uint32 i = 0; i < line.npoints; i++)
+	{
+		const double *p = line.coords + (size_t) i * line.ndims;
+		uint64		k = t->npoints + i;
+
+		t->x[k] = p[0];
+		t->y[k] = p[1];
+		t->z[k] = line.has_z ? p[2] : 0;
+		t->m[k] = p[line.ndims - 1];
+	}
+	t->all_z = t->all_z && line.has_z;
+	t->ids[t->count] = id;
+	t->npoints += line.npoints;
+	t->count++;
+	t->offsets[t->count] = (uint32) t->npoints;
+}
+
+/* Order of trajectories by id, then by row (a stable sort). */
+static const int64 *sort_ids;
+
+static int
+CompareById(const void *x, const void *y)
+{
+	uint32		i = *(const uint32 *) x;
+	uint32		j = *(const uint32 *) y;
+
+	if (sort_ids[i] != sort_ids[j])
+		return sort_ids[i] < sort_ids[j] ? -1 : 1;
+	return i < j ? -1 : (i > j);
+}
+
+/*
+ * The trajectories in id order, so that a self-join pairs a_id < b_id and
+ * rows come out ordered by id.
+ */
+static JoinTracks
+TracksSortedById(const JoinTracks *t)
+{
+	JoinTracks	out;
+	uint32	   *order = palloc(Max(t->count, 1) * sizeof(uint32));
+
+	for (uint32 i = 0; i < t->count; i++)
+		order[i] = i;
+	sort_ids = t->ids;
+	qsort(order, t->count, sizeof(uint32), CompareById);
+
+	out = *t;
+	out.ids = palloc(Max(t->count, 1) * sizeof(int64));
+	out.offsets = palloc((t->count + 1) * sizeof(uint32));
+	out.x = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	out.y = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	out.z = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	out.m = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	out.offsets[0] = 0;
+	for (uint32 i = 0; i < t->count; i++)
+	{
+		uint32		s = order[i];
+		uint32		n = t->offsets[s + 1] - t->offsets[s];
+		uint32		to = out.offsets[i];
+
+		out.ids[i] = t->ids[s];
+		memcpy(out.x + to, t->x + t->offsets[s], n * sizeof(double));
+		memcpy(out.y + to, t->y + t->offsets[s], n * sizeof(double));
+		memcpy(out.z + to, t->z + t->offsets[s], n * sizeof(double));
+		memcpy(out.m + to, t->m + t->offsets[s], n * sizeof(double));
+		out.offsets[i + 1] = to + n;
+	}
+	return out;
+}
+
+static GeoaccTrajectories
+TracksView(const JoinTracks *t, bool with_z)
+{
+	GeoaccTrajectories v;
+
+	v.ntrajectories = t->count;
+	v.offsets = t->offsets;
+	v.x = t->x;
+	v.y = t->y;
+	v.z = with_z ? t->z : NULL;
+	v.m = t->m;
+	return v;
+}
+
+/* ERROR unless the query returns (integer id, geometry). */
+static void
+CheckQueryColumns(TupleDesc desc, const char *argname)
+{
+	StringInfoData types;
+
+	if (desc->natts == 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1))
+		&& GeoaccColumnType(desc, 2) == GeoaccGeometryOid())
+		return;
+	initStringInfo(&types);
+	for (int i = 1; i <= desc->natts; i++)
+		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("%s must return (id, trajectory)", argname),
+			 errdetail("It returns (%s).", types.data),
+			 errhint("The id is an integer and the trajectory a LINESTRING M or ZM geometry.")));
+}
+
+/* Run an inner query through a cursor and add each row's trajectory. */
+static void
+TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argname)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Portal		portal;
+	uint64		row = 0;
+	Oid			id_type;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	portal = GeoaccInnerQueryOpen(sql, argname);
+	/* checked before any row, so a query returning none is checked too */
+	CheckQueryColumns(portal->tupDesc, argname);
+	id_type = GeoaccColumnType(portal->tupDesc, 1);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tuple = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		id_datum = SPI_getbinval(tuple, desc, 1, &isnull);
+			Datum		traj;
+			int64		id;
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+			char	   *label;
+
+			row++;
+			if (isnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s row " UINT64_FORMAT " has a NULL id", argname, row)));
+			id = GeoaccIdFromDatum(id_datum, id_type);
+			traj = SPI_getbinval(tuple, desc, 2, &isnull);
+			if (!isnull)
+			{
+				struct varlena *geom = PG_DETOAST_DATUM(traj);
+
+				label = psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", argname, row, id);
+				TracksAdd(t, srid, id, geom, label);
+				pfree(label);
+				if ((Pointer) geom != DatumGetPointer(traj))
+					pfree(geom);
+			}
+			MemoryContextSwitchTo(spi);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+static GeoaccJoinMethod
+MethodFromText(const char *name)
+{
+	if (strcmp(name, "auto") == 0)
+		return GEOACC_JOIN_AUTO;
+	if (strcmp(name, "spatial") == 0)
+		return GEOACC_JOIN_SPATIAL;
+	if (strcmp(name, "temporal") == 0)
+		return GEOACC_JOIN_TEMPORAL;
+	if (strcmp(name, "spatiotemporal") == 0)
+		return GEOACC_JOIN_SPATIOTEMPORAL;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown segment join method \"%s\"", name),
+			 errhint("The methods are \"spatial\", \"temporal\", \"spatiotemporal\" and \"auto\".")));
+	pg_unreachable();
+}
+
+static const char *
+MethodName(GeoaccJoinMethod method)
+{
+	switch (method)
+	{
+		case GEOACC_JOIN_SPATIAL:
+			return "spatial";
+		case GEOACC_JOIN_TEMPORAL:
+			return "temporal";
+		case GEOACC_JOIN_SPATIOTEMPORAL:
+			return "spatiotemporal";
+		default:
+			return "auto";
+	}
+}
+
+/* Closes the core's join when the memory context goes away (statement abort included). */
+typedef struct JoinHolder
+{
+	GeoaccSegmentJoin *join;
+	MemoryContextCallback callback;
+} JoinHolder;
+
+static void
+JoinHolderRelease(void *arg)
+{
+	JoinHolder *holder = arg;
+
+	geoacc_segment_join_close(holder->join);
+	holder->join = NULL;
+}
+
+/*
+ * gpu_segment_join(a_sql, b_sql, distance, method): (a_id, a_seg, b_id,
+ * b_seg, t_start, t_end, cpa_time, cpa_distance) for every pair of segments
+ * of a_sql's and b_sql's trajectories (of a_sql's, a_id < b_id, when b_sql
+ * is NULL) that come within `distance`
+ */
+PG_FUNCTION_INFO_V1(gpu_segment_join);
+Datum
+gpu_segment_join(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	JoinTracks	a_rows,
+				b_rows,
+				a,
+				b;
+	JoinSrid	srid = {0};
+	bool		self = PG_ARGISNULL(1);
+	bool		with_z;
+	double		distance;
+	GeoaccJoinMethod method;
+	GeoaccTrajectories va,
+				vb;
+	GeoaccCall	call;
+	GeoaccJoinStats stats;
+	JoinHolder *holder;
+	GeoaccJoinRow *rows;
+	uint32		n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		return (Datum) 0;
+	distance = PG_GETARG_FLOAT8(2);
+	if (!isfinite(distance) || !(distance > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("distance must be a positive, finite number"),
+				 errdetail("distance is %g.", distance)));
+	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+
+	TracksInit(&a_rows);
+	TracksInit(&b_rows);
+	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	if (!self)
+		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+	if (srid.set && GeoaccSridIsGeographic(srid.srid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpu_segment_join needs projected coordinates"),
+				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
+						   srid.srid),
+				 errhint("Transform them to a projected SRID in metres first, for example ST_Transform(traj, 32618) "
+						 "for UTM zone 18N.")));
+
+	a = TracksSortedById(&a_rows);
+	b = self ? a : TracksSortedById(&b_rows);
+	with_z = a.all_z && b.all_z;
+	va = TracksView(&a, with_z);
+	vb = TracksView(&b, with_z);
+
+	GeoaccCallBegin(&call, "gpu_segment_join", (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)));
+	holder = palloc0(sizeof(JoinHolder));
+	holder->callback.func = JoinHolderRelease;
+	holder->callback.arg = holder;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
+	GeoaccCheck(geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join));
+
+	rows = palloc(JOIN_BATCH_ROWS * sizeof(GeoaccJoinRow));
+	do
+	{
+		GeoaccCheck(geoacc_segment_join_next(holder->join, rows, JOIN_BATCH_ROWS, &n));
+		for (uint32 i = 0; i < n; i++)
+		{
+			const GeoaccJoinRow *r = &rows[i];
+			Datum		values[8];
+			bool		nulls[8] = {false};
+
+			/* segment k of the core is 0-based; SQL counts from 1, as ST_PointN */
+			values[0] = Int64GetDatum(a.ids[r->a_traj]);
+			values[1] = Int32GetDatum((int32) r->a_seg + 1);
+			values[2] = Int64GetDatum(b.ids[r->b_traj]);
+			values[3] = Int32GetDatum((int32) r->b_seg + 1);
+			values[4] = Float8GetDatum(r->t_start);
+			values[5] = Float8GetDatum(r->t_end);
+			values[6] = Float8GetDatum(r->cpa_time);
+			values[7] = Float8GetDatum(r->cpa_distance);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		CHECK_FOR_INTERRUPTS();
+	} while (n > 0);
+
+	geoacc_segment_join_stats(holder->join, &stats);
+	GeoaccCallEnd(&call);
+	elog(DEBUG1, "gpu_segment_join: %s on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
+		 " candidates, " UINT64_FORMAT " rows; index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms; "
+		 "%u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries",
+		 MethodName(stats.method), call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", stats.queries, stats.entries,
+		 stats.candidates, stats.rows, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms,
+		 stats.entry_chunks, stats.batches, stats.overflow_queries);
+	JoinHolderRelease(holder);
+	return (Datum) 0;
+}
