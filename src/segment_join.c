@@ -353,6 +353,7 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	GeoaccTrajectories va,
 				vb;
 	GeoaccCall	call;
+	GeoaccStatus status;
 	GeoaccJoinStats stats;
 	JoinHolder *holder;
 	GeoaccJoinRow *rows;
@@ -394,12 +395,26 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	holder->callback.func = JoinHolderRelease;
 	holder->callback.arg = holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
-	GeoaccCheck(geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join));
+	status = geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join);
+	GeoaccCheck(status);
 
 	rows = palloc(JOIN_BATCH_ROWS * sizeof(GeoaccJoinRow));
 	do
 	{
-		GeoaccCheck(geoacc_segment_join_next(holder->join, rows, JOIN_BATCH_ROWS, &n));
+		status = geoacc_segment_join_next(holder->join, rows, JOIN_BATCH_ROWS, &n);
+		if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		{
+			/* the GPU failed part way: start again on the CPU, which gives the same rows */
+			JoinHolderRelease(holder);
+			tuplestore_clear(rsinfo->setResult);
+			GeoaccCheck(geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method,
+												 &holder->join));
+			n = 1;
+			continue;
+		}
+		GeoaccCheck(status);
 		for (uint32 i = 0; i < n; i++)
 		{
 			const GeoaccJoinRow *r = &rows[i];

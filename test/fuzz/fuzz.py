@@ -248,6 +248,42 @@ def case_compression(rng):
     return "fuzz_try(%s)" % quote("SELECT * FROM geoacc_compression_stats(%s, %s)" % (a, b))
 
 
+def case_segment_join(rng):
+    if rng.random() < 0.4:
+        a = rng.choice([
+            "SELECT 1::bigint, %s" % hostile_geometry(rng),
+            "SELECT i, %s FROM generate_series(1, 3) i" % trajectory(rng, rng.randint(2, 5)),
+            "SELECT NULL::bigint, %s" % trajectory(rng, 3), "SELECT 1, 2", "", "SELECT 1, ''x''::fuzz_evil.geometry",
+            "SELECT 1, %s UNION ALL SELECT 2, ST_SetSRID(%s, 3857)" % (trajectory(rng, 3), trajectory(rng, 3, srid=0)),
+        ])
+        sql = "SELECT count(*) FROM gpu_segment_join(%s, %s, %s, %s)" % (
+            quote(a), rng.choice(["NULL", quote("SELECT 5, %s" % trajectory(rng, 4))]), hostile_float(rng),
+            rng.choice(["'auto'", "'spatial'", "'temporal'", "'spatiotemporal'", "'nope'", "NULL"]))
+        return "fuzz_try(%s)" % quote(sql)
+    # a few vessels moving near each other over the same hour
+    with_z = rng.random() < 0.25
+    rows = []
+    for i in range(rng.randint(2, 5)):
+        n = rng.randint(2, 8)
+        x, y, z, t = rng.uniform(0, 500), rng.uniform(0, 500), rng.uniform(0, 20), 1.6e9 + rng.uniform(0, 600)
+        pts = []
+        for _ in range(n):
+            pts.append((x, y, z, t))
+            step = rng.choice([0, 10, 50, 200])
+            x, y, z = x + rng.uniform(-1, 1) * step, y + rng.uniform(-1, 1) * step, z + rng.uniform(-1, 1)
+            t += rng.uniform(1, 300)
+        if with_z:
+            g = "ST_MakeLine(ARRAY[%s])" % ", ".join("ST_MakePoint(%r, %r, %r, %r)" % p for p in pts)
+        else:
+            g = "ST_MakeLine(ARRAY[%s])" % ", ".join("ST_MakePointM(%r, %r, %r)" % (p[0], p[1], p[3]) for p in pts)
+        rows.append("(%d::bigint, ST_SetSRID(%s, 32618))" % (i + 1, g))
+    values = "VALUES " + ", ".join(rows)
+    d = rng.choice([1.0, 10.0, 50.0, 150.0, 400.0])
+    method = rng.choice(["auto", "spatial", "temporal", "spatiotemporal"])
+    # brute force: every pair of 2-point segments of different vessels, by PostGIS's CPA functions
+    return ("fuzz_segment_join_agrees(%s, %r, %s)" % (quote(values), d, quote(method)))
+
+
 FUNCTIONS = {
     "simplify": case_simplify,
     "twed": case_twed,
@@ -255,6 +291,7 @@ FUNCTIONS = {
     "density_raster": case_density,
     "raster_png": case_png,
     "compression_stats": case_compression,
+    "segment_join": case_segment_join,
 }
 
 # --------------------------------------------------------------- driver

@@ -2,7 +2,8 @@
 -- wrappers that turn a case into pass or fail, and an independent TWED in
 -- numeric precision.
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
+DROP EXTENSION IF EXISTS geoacc CASCADE;
+CREATE EXTENSION geoacc CASCADE;
 CREATE TABLE IF NOT EXISTS fuzz_result (id int, ok boolean, detail text);
 
 -- a user's types whose names say "geometry" (decided by name, they once crashed the server)
@@ -158,6 +159,39 @@ BEGIN
 		END LOOP;
 	END LOOP;
 	RETURN d[n * w + m];
+END
+$$;
+
+-- gpu_segment_join of the tracks in `tracks` (a VALUES list of (id, trajectory)) against PostGIS:
+-- ST_CPAWithin over every pair of 2-point segments of different tracks, the same rows (but for
+-- pairs whose closest approach is within 1e-9 of the distance, where the two roundings may
+-- disagree), and ST_DistanceCPA equal to cpa_distance to 1e-9.
+CREATE OR REPLACE FUNCTION fuzz_segment_join_agrees(tracks text, d float8, method text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	bad bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH t(id, g) AS (%1$s),
+		segs AS (SELECT id, n AS seg, ST_MakeLine(ST_PointN(g, n), ST_PointN(g, n + 1)) AS s
+			FROM t, generate_series(1, ST_NPoints(g) - 1) n),
+		ref AS (SELECT a.id AS a_id, a.seg AS a_seg, b.id AS b_id, b.seg AS b_seg
+			FROM segs a JOIN segs b ON a.id < b.id WHERE ST_CPAWithin(a.s, b.s, %2$s)),
+		got AS (SELECT * FROM gpu_segment_join(%3$L, NULL, %2$s::float8, %4$L)),
+		diff AS (SELECT coalesce(r.a_id, g.a_id) AS a_id, coalesce(r.a_seg, g.a_seg) AS a_seg,
+				coalesce(r.b_id, g.b_id) AS b_id, coalesce(r.b_seg, g.b_seg) AS b_seg, g.cpa_distance,
+				r.a_id IS NULL OR g.a_id IS NULL AS one_side
+			FROM ref r FULL JOIN got g USING (a_id, a_seg, b_id, b_seg))
+		SELECT count(*) FROM diff
+			JOIN segs sa ON sa.id = diff.a_id AND sa.seg = diff.a_seg
+			JOIN segs sb ON sb.id = diff.b_id AND sb.seg = diff.b_seg
+		WHERE (one_side AND abs(ST_DistanceCPA(sa.s, sb.s) - %2$s) > 1e-9 * %2$s)
+			OR (NOT one_side AND abs(ST_DistanceCPA(sa.s, sb.s) - cpa_distance) > 1e-9 * greatest(1, cpa_distance))
+		$q$, tracks, d, 'SELECT * FROM (' || tracks || ') t(id, g)', method) INTO bad;
+	IF bad > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s pairs disagree with PostGIS', bad), false);
+	END IF;
+	RETURN bad = 0;
 END
 $$;
 RESET client_min_messages;
