@@ -29,6 +29,11 @@ OBJS += src/twed.o
 INSTALL_SQL += sql/install/twed.sql
 REGRESS += twed
 
+# mesh_clip: clipping triangle meshes by boxes
+OBJS += src/mesh_clip.o
+INSTALL_SQL += sql/install/mesh_clip.sql
+REGRESS += mesh_clip
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90
