@@ -128,3 +128,10 @@ EXTRA_CLEAN += test/bench/twed_bench
 
 test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h test/uci_synthetic_control.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
+# ------------------------------------- mesh clip benchmark (core level)
+EXTRA_CLEAN += test/bench/mesh_clip_bench
+test/core/geoacc_core_tests: test/mesh_off.h
+
+test/bench/mesh_clip_bench: test/bench/mesh_clip_bench.cpp cuda/geoacc_core.h test/mesh_off.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@

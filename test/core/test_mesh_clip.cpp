@@ -12,6 +12,7 @@
  * cap.
  */
 #include "core_test.h"
+#include "../mesh_off.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -376,72 +377,12 @@ bounds(const Mesh &m, double *lo, double *hi)
 		}
 }
 
-/* An OFF file, gzipped or not; faces of more than three vertices fan-triangulated. */
-bool
-read_off(const std::string &path, Mesh &m)
-{
-	std::string command = "gzip -dcf '" + path + "' 2>/dev/null";
-	FILE	   *f = popen(command.c_str(), "r");
-	std::string text;
-	char		buffer[65536];
-	size_t		n;
-
-	if (f == nullptr)
-		return false;
-	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
-		text.append(buffer, n);
-	pclose(f);
-
-	/* tokens without comments */
-	std::vector<std::string> tokens;
-	size_t		i = 0;
-
-	while (i < text.size())
-	{
-		if (text[i] == '#')
-			while (i < text.size() && text[i] != '\n')
-				i++;
-		else if (isspace((unsigned char) text[i]))
-			i++;
-		else
-		{
-			size_t		j = i;
-
-			while (j < text.size() && !isspace((unsigned char) text[j]) && text[j] != '#')
-				j++;
-			tokens.push_back(text.substr(i, j - i));
-			i = j;
-		}
-	}
-	if (tokens.size() < 4 || tokens[0] != "OFF")
-		return false;
-
-	size_t		t = 1;
-	uint32_t	nv = (uint32_t) std::stoul(tokens[t++]);
-	uint32_t	nf = (uint32_t) std::stoul(tokens[t++]);
-
-	t++;						/* edges */
-	for (uint32_t v = 0; v < nv * 3; v++)
-		m.positions.push_back(std::stod(tokens[t++]));
-	for (uint32_t face = 0; face < nf; face++)
-	{
-		uint32_t	k = (uint32_t) std::stoul(tokens[t++]);
-		std::vector<uint32_t> idx(k);
-
-		for (uint32_t j = 0; j < k; j++)
-			idx[j] = (uint32_t) std::stoul(tokens[t++]);
-		for (uint32_t j = 1; j + 1 < k; j++)
-			m.triangles.insert(m.triangles.end(), {idx[0], idx[j], idx[j + 1]});
-	}
-	return true;
-}
-
 Mesh
 real_mesh(const char *name)
 {
 	Mesh		m;
 
-	if (!read_off(std::string("data/meshes/") + name + ".off.gz", m))
+	if (!read_off_mesh(std::string("data/meshes/") + name + ".off.gz", m.positions, m.triangles))
 		throw core_test::Skip{"data/meshes is not readable from here (run from the repository root)"};
 	return m;
 }
