@@ -383,9 +383,10 @@ typedef struct GeoaccMeshClipTiming
  * triangle inside is kept as it is, one outside dropped, one straddling
  * clipped against the box's planes (Sutherland-Hodgman) and
  * fan-triangulated; nothing is dropped for being small.  Cut points are
- * computed from the canonical edge (ends ordered by index) with the cut
- * coordinate set to the plane, so the triangles sharing an edge, and boxes
- * sharing a plane, get the same bits.  Output vertices: the input vertices
+ * computed from the canonical edge (ends ordered by their coordinates, then
+ * by index) with the cut coordinate set to the plane, so the triangles
+ * sharing an edge, boxes sharing a plane, and meshes sharing an edge under
+ * other vertex numbers, get the same bits.  Output vertices: the input vertices
  * used, in input order, then the distinct cut points (cuts of input edges
  * by (lower index, higher index, plane), then points inside triangles in
  * face order); triangles in input face order, a clipped face's fan in

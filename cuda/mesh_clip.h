@@ -13,9 +13,10 @@
  * Crack-free cuts.  Every vertex of a clipped triangle is one of
  *   - an input vertex,
  *   - the cut of an input edge by a plane (EDGE): computed from the edge
- *     with its endpoints ordered by vertex index, the cut coordinate set to
- *     the plane's value, so the two triangles sharing the edge, and the two
- *     tiles sharing the plane, get the same bits;
+ *     in its canonical direction (mesh_vertex_before: by coordinates, then
+ *     by index), the cut coordinate set to the plane's value, so the two
+ *     triangles sharing the edge, and the two tiles sharing the plane, get
+ *     the same bits;
  *   - a point inside the triangle on the line where two planes of different
  *     axes meet (FACE): the chord of the triangle on the plane of the lower
  *     axis (its ends found from the canonical edges), cut by the other plane.
@@ -141,7 +142,28 @@ mesh_lerp_point(const double *a, const double *b, double t, int axis, double val
 	out[axis] = value;
 }
 
-/* One end of a triangle's chord on a plane: input vertex i, or edge i < j at parameter t. */
+/*
+ * The canonical direction of an edge: from the end whose coordinates come
+ * first (x, then y, then z; the lower index for equal points).  It does not
+ * depend on how the vertices are numbered, so the rows of a model stored in
+ * pieces, and the two sides of a UV seam (equal points, distinct vertices),
+ * cut their common edges alike.
+ */
+GEOACC_HD bool
+mesh_vertex_before(const double *positions, uint32_t a, uint32_t b)
+{
+	for (int c = 0; c < 3; c++)
+	{
+		double		x = positions[(size_t) a * 3 + c];
+		double		y = positions[(size_t) b * 3 + c];
+
+		if (x != y)
+			return x < y;
+	}
+	return a < b;
+}
+
+/* One end of a triangle's chord on a plane: input vertex i, or edge i -> j (canonical) at parameter t. */
 struct MeshChordEnd
 {
 	uint32_t	i;
@@ -152,8 +174,9 @@ struct MeshChordEnd
 
 /*
  * The ends of the chord of triangle `tri` on `plane`, found in a fixed
- * order from the vertices sorted by index: vertices on the plane, then the
- * edges (i0,i1), (i0,i2), (i1,i2) that cross it strictly.  Returns how
+ * order from the vertices in canonical order (mesh_vertex_before): vertices
+ * on the plane, then the edges (i0,i1), (i0,i2), (i1,i2) that cross it
+ * strictly.  Returns how
  * many were found (2 whenever the triangle has vertices strictly on both
  * sides or one on the plane and one strictly outside).
  */
@@ -166,22 +189,22 @@ mesh_chord(const double *positions, const uint32_t *tri, const MeshClipBox &box,
 	int			side[3];
 	int			n = 0;
 
-	/* sort the three indices */
-	if (s[1] < s[0])
+	/* the three vertices in canonical order */
+	if (mesh_vertex_before(positions, s[1], s[0]))
 	{
 		uint32_t	x = s[0];
 
 		s[0] = s[1];
 		s[1] = x;
 	}
-	if (s[2] < s[1])
+	if (mesh_vertex_before(positions, s[2], s[1]))
 	{
 		uint32_t	x = s[1];
 
 		s[1] = s[2];
 		s[2] = x;
 	}
-	if (s[1] < s[0])
+	if (mesh_vertex_before(positions, s[1], s[0]))
 	{
 		uint32_t	x = s[0];
 
@@ -207,11 +230,13 @@ mesh_chord(const double *positions, const uint32_t *tri, const MeshClipBox &box,
 
 		if (side[x] * side[y] < 0)
 		{
-			const double *a = positions + (size_t) s[x] * 3;
-			const double *b = positions + (size_t) s[y] * 3;
+			const uint32_t from = s[x];	/* x < y: already canonical */
+			const uint32_t to = s[y];
+			const double *a = positions + (size_t) from * 3;
+			const double *b = positions + (size_t) to * 3;
 
-			ends[n].i = s[x];
-			ends[n].j = s[y];
+			ends[n].i = from;
+			ends[n].j = to;
 			ends[n].t = mesh_cut_param(a, b, axis, value);
 			mesh_lerp_point(a, b, ends[n].t, axis, value, ends[n].p);
 			n++;
@@ -222,8 +247,9 @@ mesh_chord(const double *positions, const uint32_t *tri, const MeshClipBox &box,
 
 /*
  * Coordinates of a new point from its label alone (the canonical
- * computation); for FACE also the chord ends and the parameter along the
- * chord, from which attributes are interpolated alike.
+ * computation), and what its attributes are interpolated from: for EDGE
+ * the edge in its canonical direction (ends[0]) and the parameter along
+ * it, for FACE the chord's ends and the parameter along the chord.
  */
 GEOACC_HD void
 mesh_point_position(const double *positions, const uint32_t *tri, const MeshClipBox &box,
@@ -237,13 +263,19 @@ mesh_point_position(const double *positions, const uint32_t *tri, const MeshClip
 	}
 	else if (label.kind == MESH_POINT_EDGE)
 	{
-		const double *a = positions + (size_t) label.a * 3;
-		const double *b = positions + (size_t) label.b * 3;
+		const bool	forward = mesh_vertex_before(positions, label.a, label.b);
+		const uint32_t from = forward ? label.a : label.b;
+		const uint32_t to = forward ? label.b : label.a;
+		const double *a = positions + (size_t) from * 3;
+		const double *b = positions + (size_t) to * 3;
 		const int	axis = label.plane >> 1;
 		const double value = mesh_plane_value(box, label.plane);
 
 		*t = mesh_cut_param(a, b, axis, value);
 		mesh_lerp_point(a, b, *t, axis, value, out);
+		ends[0].i = from;
+		ends[0].j = to;
+		ends[0].t = *t;
 	}
 	else
 	{
@@ -272,8 +304,8 @@ mesh_point_attributes(const float *attributes, uint32_t k, const MeshPointLabel 
 			out[c] = attributes[(size_t) label.a * k + c];
 		else if (label.kind == MESH_POINT_EDGE)
 		{
-			double		a = attributes[(size_t) label.a * k + c];
-			double		b = attributes[(size_t) label.b * k + c];
+			double		a = attributes[(size_t) ends[0].i * k + c];
+			double		b = attributes[(size_t) ends[0].j * k + c];
 
 			out[c] = (float) (a + t * (b - a));
 		}

@@ -1033,6 +1033,85 @@ TEST(mesh_clip_output_order)
 	}
 }
 
+namespace
+{
+
+/* The output's points as a sorted list of coordinate triples. */
+std::vector<std::vector<double>>
+point_set(const std::vector<const GeoaccMeshResult *> &results)
+{
+	std::vector<std::vector<double>> points;
+
+	for (const GeoaccMeshResult *r : results)
+		for (uint32_t v = 0; v < r->nvertices; v++)
+			points.push_back({r->positions[v * 3], r->positions[v * 3 + 1], r->positions[v * 3 + 2]});
+	std::sort(points.begin(), points.end());
+	points.erase(std::unique(points.begin(), points.end()), points.end());
+	return points;
+}
+
+/* Faces [first, last) of a mesh as a mesh of its own, numbered anew by geoacc_mesh_weld. */
+Mesh
+piece(const Mesh &m, uint32_t first, uint32_t last)
+{
+	std::vector<double> corners;
+	GeoaccMeshResult w{};
+	Mesh		p;
+
+	for (uint32_t f = first; f < last; f++)
+		for (int i = 0; i < 3; i++)
+			corners.insert(corners.end(), &m.positions[(size_t) m.triangles[f * 3 + i] * 3],
+						   &m.positions[(size_t) m.triangles[f * 3 + i] * 3] + 3);
+	CHECK_OK(geoacc_mesh_weld(corners.data(), last - first, &w));
+	p.positions.assign(w.positions, w.positions + (size_t) w.nvertices * 3);
+	p.triangles.assign(w.triangles, w.triangles + (size_t) w.ntriangles * 3);
+	geoacc_mesh_result_free(&w);
+	return p;
+}
+
+}								/* namespace */
+
+/*
+ * Cut points do not depend on how vertices are numbered: the same mesh
+ * renumbered gives the same points, and a model stored in pieces (rows),
+ * each numbered on its own, gives the points of the whole.
+ */
+TEST(mesh_clip_cuts_do_not_depend_on_numbering)
+{
+	Mesh		m = closed_blob(3, 500000, 4000000, 50, 20);
+	std::vector<uint32_t> perm(m.nvertices());
+	Mesh		r = m;
+	double		lo[3] = {499980, 3999980, 30},
+				hi[3] = {500020, 4000020, 70};
+
+	for (uint32_t v = 0; v < perm.size(); v++)
+		perm[v] = v;
+	std::shuffle(perm.begin(), perm.end(), core_test::rng());
+	for (uint32_t v = 0; v < perm.size(); v++)
+		for (int c = 0; c < 3; c++)
+			r.positions[(size_t) perm[v] * 3 + c] = m.positions[(size_t) v * 3 + c];
+	for (uint32_t &x : r.triangles)
+		x = perm[x];
+
+	for (int round = 0; round < 6; round++)
+	{
+		GeoaccBox	b = random_box(lo, hi);
+		Clipped		a = clip1(GEOACC_DEVICE_CPU, m, b);
+		Clipped		c = clip1(GEOACC_DEVICE_CPU, r, b);
+
+		CHECK(a.r.nvertices == c.r.nvertices && a.r.ntriangles == c.r.ntriangles);
+		CHECK(point_set({&a.r}) == point_set({&c.r}));
+
+		/* two pieces: the first and second half of the faces */
+		Mesh		p1 = piece(m, 0, m.ntriangles() / 2);
+		Mesh		p2 = piece(m, m.ntriangles() / 2, m.ntriangles());
+		Clipped		c1 = clip1(GEOACC_DEVICE_CPU, p1, b);
+		Clipped		c2 = clip1(GEOACC_DEVICE_CPU, p2, b);
+
+		CHECK(point_set({&c1.r, &c2.r}) == point_set({&a.r}));
+	}
+}
+
 /* b9, a real urban scan with holes, moved to UTM coordinates: areas, tiles, watertight interior. */
 TEST(mesh_clip_real_b9_at_utm)
 {
