@@ -34,6 +34,11 @@ OBJS += src/segment_join.o
 INSTALL_SQL += sql/install/segment_join.sql
 REGRESS += segment_join
 
+# mesh_clip: clipping triangle meshes by boxes
+OBJS += src/mesh_clip.o
+INSTALL_SQL += sql/install/mesh_clip.sql
+REGRESS += mesh_clip
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90
@@ -132,4 +137,11 @@ test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h test/uci_syn
 EXTRA_CLEAN += test/bench/segment_join_bench
 
 test/bench/segment_join_bench: test/bench/segment_join_bench.cpp cuda/geoacc_core.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
+# ------------------------------------- mesh clip benchmark (core level)
+EXTRA_CLEAN += test/bench/mesh_clip_bench
+test/core/geoacc_core_tests: test/mesh_off.h
+
+test/bench/mesh_clip_bench: test/bench/mesh_clip_bench.cpp cuda/geoacc_core.h test/mesh_off.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@

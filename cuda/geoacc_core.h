@@ -415,6 +415,106 @@ void		geoacc_segment_join_close(GeoaccSegmentJoin *join);
  */
 void		geoacc_segment_join_set_buffers(uint32_t query_slots, uint64_t batch_slots);
 
+
+/* ------------------------------------------------------------- mesh clip */
+
+/*
+ * An indexed triangle mesh: positions (x, y, z per vertex), triangles
+ * (three vertex indices each, counter-clockwise or not: the winding is
+ * kept) and optional per-vertex attributes, nattributes floats per vertex
+ * (normals, colours, texture coordinates, ... side by side), which cut
+ * points interpolate with the parameter of their position.
+ */
+typedef struct GeoaccMesh
+{
+	uint32_t	nvertices;
+	uint32_t	ntriangles;
+	const double *positions;	/* nvertices * 3 */
+	const uint32_t *triangles;	/* ntriangles * 3 */
+	uint32_t	nattributes;	/* 0 .. GEOACC_MESH_MAX_ATTRIBUTES */
+	const float *attributes;	/* nvertices * nattributes, or NULL */
+} GeoaccMesh;
+
+#define GEOACC_MESH_MAX_ATTRIBUTES 16
+
+/* A clipped mesh, allocated by the core; release with geoacc_mesh_result_free(). */
+typedef struct GeoaccMeshResult
+{
+	uint32_t	nvertices;
+	uint32_t	ntriangles;
+	uint32_t	nattributes;
+	double	   *positions;
+	uint32_t   *triangles;
+	float	   *attributes;
+} GeoaccMeshResult;
+
+/* An axis-aligned box, the layout of PostGIS's BOX3D without its SRID. */
+typedef struct GeoaccBox
+{
+	double		xmin;
+	double		ymin;
+	double		zmin;
+	double		xmax;
+	double		ymax;
+	double		zmax;
+} GeoaccBox;
+
+/* Where the time of one geoacc_mesh_clip() call went. */
+typedef struct GeoaccMeshClipTiming
+{
+	double		upload_ms;		/* GPU: the mesh to the device (once for all boxes) */
+	double		kernel_ms;		/* GPU: outcodes, classification, clipping, scans, numbering */
+	double		download_ms;	/* GPU: the results back */
+	double		compute_ms;		/* everything (CPU: the whole clip) */
+	uint32_t	chunks;			/* GPU: face chunks under the device memory cap, over all boxes */
+	uint64_t	cpu_triangles;	/* GPU: triangles clipped by the CPU twin because the
+								 * vertices alone exceed the device memory cap */
+} GeoaccMeshClipTiming;
+
+/*
+ * Clip the mesh by each of nboxes boxes into results[b] (the caller passes
+ * zeroed structs).  A box is closed: points on its faces are inside.  A
+ * triangle inside is kept as it is, one outside dropped, one straddling
+ * clipped against the box's planes (Sutherland-Hodgman) and
+ * fan-triangulated; nothing is dropped for being small.  Cut points are
+ * computed from the canonical edge (ends ordered by their coordinates, then
+ * by index) with the cut coordinate set to the plane, so the triangles
+ * sharing an edge, boxes sharing a plane, and meshes sharing an edge under
+ * other vertex numbers, get the same bits.  Output vertices: the input vertices
+ * used, in input order, then the distinct cut points (cuts of input edges
+ * by (lower index, higher index, plane), then points inside triangles in
+ * face order); triangles in input face order, a clipped face's fan in
+ * order.  Positions must be finite and indices below nvertices (at most
+ * 2^29 - 1 vertices).  CPU and GPU return the same bits.  timing may be
+ * NULL.
+ */
+GeoaccStatus geoacc_mesh_clip(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *boxes,
+							  uint32_t nboxes, GeoaccMeshResult *results, GeoaccMeshClipTiming *timing);
+
+/* Free what a result holds and zero it (NULL and zeroed results are fine). */
+void		geoacc_mesh_result_free(GeoaccMeshResult *result);
+
+/*
+ * Plane i of n cutting [lo, hi] into n equal parts: lo + (hi - lo) * i / n,
+ * with plane n exactly hi.  Neighbouring tiles computed with it share their
+ * planes to the bit.
+ */
+double		geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n);
+
+/*
+ * The nx * ny * nz tiles of an extent, boxes[(ix * ny + iy) * nz + iz],
+ * with the planes of geoacc_grid_plane().
+ */
+GeoaccStatus geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, GeoaccBox *boxes);
+
+/*
+ * Weld a triangle soup (ntriangles * 9 coordinates, three corners each)
+ * into an indexed mesh: corners with equal coordinates (-0 = +0) become one
+ * vertex, numbered in order of first appearance.  Coordinates must be
+ * finite.  The result's triangles index its positions.
+ */
+GeoaccStatus geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,6 +103,9 @@ typedef struct GeoaccLine
 /* PostGIS geometry type numbers (liblwgeom.h) */
 #define GEOACC_POINTTYPE 1
 #define GEOACC_LINETYPE 2
+#define GEOACC_POLYGONTYPE 3
+#define GEOACC_POLYHEDRALSURFACETYPE 13
+#define GEOACC_TRIANGLETYPE 14
 #define GEOACC_TINTYPE 15
 
 /* Geometry type number of a detoasted geometry, and a name for messages. */
@@ -148,5 +151,26 @@ Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
 
 /* true when spatial_ref_sys says the SRID's coordinates are longitude/latitude. */
 bool		GeoaccSridIsGeographic(int32 srid);
+
+/* The triangles of a mesh geometry, corner by corner (palloc'd, ntriangles * 9 doubles). */
+typedef struct GeoaccTriangles
+{
+	int32		srid;
+	uint32		ntriangles;
+	double	   *corners;
+} GeoaccTriangles;
+
+/*
+ * Read a TIN Z, or a POLYHEDRALSURFACE Z whose patches are triangles (rings
+ * of four points, the first repeated last); anything else, M values and
+ * non-finite coordinates raise an ERROR naming `what`.
+ */
+void		GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, const char *what);
+
+/*
+ * A new TIN Z geometry datum of an indexed mesh's triangles, serialized as
+ * PostGIS 3 serializes it (an empty TIN when ntriangles is 0).
+ */
+Datum		GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntriangles, int32 srid);
 
 #endif							/* GEOACC_H */

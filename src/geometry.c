@@ -11,6 +11,8 @@
 #include <float.h>
 #include <math.h>
 
+#include "utils/memutils.h"
+
 /* GSERIALIZED flag bits (liblwgeom/gserialized1.h and gserialized2.h) */
 #define GS_FLAG_Z 0x01
 #define GS_FLAG_M 0x02
@@ -212,5 +214,181 @@ GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_
 	memcpy(p, &type, 4);
 	memcpy(p + 4, &npoints, 4);
 	memcpy(p + 8, coords, coord_bytes);
+	return PointerGetDatum(g);
+}
+
+/* ------------------------------------------------------------ meshes */
+
+static uint32
+ReadU32(const uint8 *p, const uint8 *end, const char *what)
+{
+	uint32		v;
+
+	if (p + 4 > end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	memcpy(&v, p, 4);
+	return v;
+}
+
+void
+GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, const char *what)
+{
+	GeometryHeader h;
+	uint32		type;
+	uint32		npatches;
+	const uint8 *p;
+
+	ReadHeader(geom, &h);
+	type = ReadU32(h.body, h.end, what);
+	if (type != GEOACC_TINTYPE && type != GEOACC_POLYHEDRALSURFACETYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is a %s, not a TIN or a PolyhedralSurface", what, GeoaccGeometryTypeName(type)),
+				 errhint("Meshes are TIN Z or POLYHEDRALSURFACE Z geometries of triangles.")));
+	if (!h.has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has no Z coordinates", what),
+				 errhint("Use ST_Force3DZ() to add them.")));
+	if (h.has_m)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has M values", what),
+				 errhint("Use ST_Force3DZ() to drop them.")));
+	npatches = ReadU32(h.body + 4, h.end, what);
+	/* every patch takes at least 8 bytes: a count past the end is corruption, not a huge mesh */
+	if ((uint64) npatches * 8 > (uint64) (h.end - h.body))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	out->srid = h.srid;
+	out->ntriangles = npatches;
+	out->corners = palloc_extended((Size) npatches * 9 * sizeof(double) + 1, MCXT_ALLOC_HUGE);
+	p = h.body + 8;
+	for (uint32 i = 0; i < npatches; i++)
+	{
+		uint32		subtype = ReadU32(p, h.end, what);
+		uint32		nrings = 1;
+		uint32		npoints;
+		const uint8 *coords;
+
+		if (subtype == GEOACC_TRIANGLETYPE)
+		{
+			npoints = ReadU32(p + 4, h.end, what);
+			coords = p + 8;
+		}
+		else if (subtype == GEOACC_POLYGONTYPE)
+		{
+			nrings = ReadU32(p + 4, h.end, what);
+			npoints = nrings > 0 ? ReadU32(p + 8, h.end, what) : 0;
+			/* ring sizes, padded to a multiple of 8 bytes */
+			coords = p + 8 + 4 * (Size) nrings + (nrings % 2 ? 4 : 0);
+			for (uint32 r = 1; r < nrings; r++)
+				npoints += ReadU32(p + 8 + 4 * r, h.end, what);
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("patch %u of %s is a %s", i + 1, what, GeoaccGeometryTypeName(subtype))));
+		if (coords + (Size) npoints * 3 * sizeof(double) > h.end)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s: geometry value is truncated", what)));
+		if (nrings != 1 || npoints != 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("patch %u of %s is not a triangle", i + 1, what),
+					 nrings == 1 ? errdetail("Its ring has %u points; a triangle's has 4, the first repeated last.",
+											 npoints)
+					 : errdetail("It has %u rings.", nrings),
+					 errhint("Triangulate the surface first, for example with ST_Tesselate().")));
+		for (int k = 0; k < 4; k++)
+			for (int d = 0; d < 3; d++)
+			{
+				double		v;
+
+				memcpy(&v, coords + (k * 3 + d) * sizeof(double), sizeof(double));
+				if (!isfinite(v))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("%s has a non-finite coordinate", what),
+							 errdetail("Patch %u, point %d has %c = %g.", i + 1, k + 1, "XYZ"[d], v)));
+			}
+		if (memcmp(coords, coords + 9 * sizeof(double), 3 * sizeof(double)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("patch %u of %s is not closed", i + 1, what),
+					 errdetail("Its last point differs from its first.")));
+		memcpy(out->corners + (Size) i * 9, coords, 9 * sizeof(double));
+		p = coords + (Size) npoints * 3 * sizeof(double);
+	}
+}
+
+/*
+ * A TIN Z in PostGIS 3's serialized form: the header and float bounding
+ * box as for lines (none when empty), then the TIN's type and patch count
+ * and each patch as a TRIANGLE of four points, the first repeated last.
+ */
+Datum
+GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntriangles, int32 srid)
+{
+	bool		with_box = ntriangles > 0;
+	Size		box_bytes = with_box ? 6 * sizeof(float) : 0;
+	Size		patch_bytes = 8 + 12 * sizeof(double);
+	Size		size = 8 + box_bytes + 8 + (Size) ntriangles * patch_bytes;
+	uint8	   *g;
+	uint8	   *p;
+	uint32		type = GEOACC_TINTYPE;
+	uint32		subtype = GEOACC_TRIANGLETYPE;
+	uint32		four = 4;
+
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the clipped mesh of %u triangles is too large for a geometry value", ntriangles),
+				 errhint("Clip by smaller boxes, or use the PLY form of gpu_mesh_clip().")));
+	g = palloc(size);
+	p = g + 4;
+	SET_VARSIZE(g, size);
+	p[0] = (uint8) ((srid & 0x001F0000) >> 16);
+	p[1] = (uint8) ((srid & 0x0000FF00) >> 8);
+	p[2] = (uint8) (srid & 0x000000FF);
+	p[3] = GS2_FLAG_VERSION | GS_FLAG_Z | (with_box ? GS_FLAG_BBOX : 0);
+	p += 4;
+	if (with_box)
+	{
+		float	   *box = (float *) p;
+
+		for (int d = 0; d < 3; d++)
+		{
+			double		lo = positions[(Size) triangles[0] * 3 + d],
+						hi = lo;
+
+			for (Size i = 1; i < (Size) ntriangles * 3; i++)
+			{
+				double		v = positions[(Size) triangles[i] * 3 + d];
+
+				lo = lo < v ? lo : v;
+				hi = hi > v ? hi : v;
+			}
+			box[2 * d] = FloatDown(lo);
+			box[2 * d + 1] = FloatUp(hi);
+		}
+		p += box_bytes;
+	}
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &ntriangles, 4);
+	p += 8;
+	for (uint32 t = 0; t < ntriangles; t++)
+	{
+		memcpy(p, &subtype, 4);
+		memcpy(p + 4, &four, 4);
+		for (int k = 0; k < 4; k++)
+			memcpy(p + 8 + k * 3 * sizeof(double), positions + (Size) triangles[(Size) t * 3 + k % 3] * 3,
+				   3 * sizeof(double));
+		p += patch_bytes;
+	}
 	return PointerGetDatum(g);
 }

@@ -1,0 +1,371 @@
+/*
+ * mesh_clip.cpp
+ *
+ * Mesh clipping by boxes: the C ABI entry point (validation, choice of
+ * device), the CPU twin (the face loop of mesh_clip.h, one face after the
+ * other), the final numbering of the output vertices that the CPU twin and
+ * the GPU's chunked path share, tile grids, and welding a triangle soup
+ * into an indexed mesh.
+ */
+#include "mesh_clip.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+namespace geoacc
+{
+
+namespace
+{
+
+/* Faces between two interrupt polls of the CPU twin (a few milliseconds). */
+constexpr uint32_t CPU_POLL_FACES = 1u << 16;
+
+double
+elapsed_ms(std::chrono::steady_clock::time_point since)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+void
+check_mesh(const GeoaccMesh &mesh)
+{
+	if (mesh.nvertices > MESH_CLIP_MAX_VERTICES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u vertices, more than the %u a clip can take",
+			 mesh.nvertices, MESH_CLIP_MAX_VERTICES);
+	if ((mesh.nvertices > 0 && mesh.positions == nullptr) || (mesh.ntriangles > 0 && mesh.triangles == nullptr))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's positions or triangles are missing");
+	if (mesh.nattributes > GEOACC_MESH_MAX_ATTRIBUTES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u attributes per vertex, more than %d",
+			 mesh.nattributes, GEOACC_MESH_MAX_ATTRIBUTES);
+	if (mesh.nattributes > 0 && mesh.nvertices > 0 && mesh.attributes == nullptr)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's attributes are missing");
+	for (uint64_t i = 0; i < (uint64_t) mesh.nvertices * 3; i++)
+		if (!std::isfinite(mesh.positions[i]))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "vertex %llu has a non-finite coordinate: %c = %g",
+				 (unsigned long long) (i / 3 + 1), "xyz"[i % 3], mesh.positions[i]);
+	for (uint64_t i = 0; i < (uint64_t) mesh.ntriangles * 3; i++)
+		if (mesh.triangles[i] >= mesh.nvertices)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "triangle %llu refers to vertex %u, but the mesh has %u vertices",
+				 (unsigned long long) (i / 3 + 1), mesh.triangles[i], mesh.nvertices);
+}
+
+void
+check_box(const GeoaccBox &b, uint32_t index)
+{
+	const double lo[3] = {b.xmin, b.ymin, b.zmin};
+	const double hi[3] = {b.xmax, b.ymax, b.zmax};
+
+	for (int c = 0; c < 3; c++)
+	{
+		if (std::isnan(lo[c]) || std::isnan(hi[c]))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "box %u has a NaN bound", index + 1);
+		if (lo[c] > hi[c])
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "box %u is inverted: %cmin %.17g is above %cmax %.17g",
+				 index + 1, "xyz"[c], lo[c], "xyz"[c], hi[c]);
+	}
+}
+
+template <class T>
+T *
+malloc_copy(const std::vector<T> &v)
+{
+	if (v.empty())
+		return nullptr;
+
+	T		   *p = static_cast<T *>(malloc(v.size() * sizeof(T)));
+
+	if (p == nullptr)
+		throw std::bad_alloc();
+	memcpy(p, v.data(), v.size() * sizeof(T));
+	return p;
+}
+
+}								/* namespace */
+
+void
+mesh_result_set(GeoaccMeshResult &result, const std::vector<double> &positions, const std::vector<uint32_t> &triangles,
+				const std::vector<float> &attributes, uint32_t nattributes)
+{
+	geoacc_mesh_result_free(&result);
+	result.nvertices = (uint32_t) (positions.size() / 3);
+	result.ntriangles = (uint32_t) (triangles.size() / 3);
+	result.nattributes = nattributes;
+	try
+	{
+		result.positions = malloc_copy(positions);
+		result.triangles = malloc_copy(triangles);
+		result.attributes = malloc_copy(attributes);
+	}
+	catch (...)
+	{
+		geoacc_mesh_result_free(&result);
+		throw;
+	}
+}
+
+void
+mesh_clip_labelled_cpu(const GeoaccMesh &mesh, const uint8_t *codes, const MeshClipBox &box, uint32_t first,
+					   uint32_t last, MeshLabelled &out)
+{
+	const uint32_t k = mesh.nattributes;
+	MeshPolygon poly;
+
+	for (uint32_t f = first; f < last; f++)
+	{
+		const uint32_t *tri = mesh.triangles + (size_t) f * 3;
+		uint32_t	ntri,
+					nnew;
+		int			cls = mesh_clip_face(mesh.positions, tri, codes, box, poly, &ntri, &nnew);
+
+		if ((f - first) % CPU_POLL_FACES == CPU_POLL_FACES - 1)
+			check_interrupt();
+		if (ntri == 0)
+			continue;
+
+		size_t		t0 = out.triangles.size();
+		size_t		slot = out.keys.size();
+
+		if (slot + nnew >= MESH_CLIP_NEW)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the clip makes more than 2^31 new points");
+		out.triangles.resize(t0 + (size_t) ntri * 3);
+		out.keys.resize(slot + nnew);
+		out.positions.resize((slot + nnew) * 3);
+		out.attributes.resize((slot + nnew) * k);
+		mesh_write_face(mesh.positions, mesh.attributes, k, tri, box, cls, poly, &out.triangles[t0],
+						(uint32_t) slot, 0, out.keys.data(), out.positions.data(), out.attributes.data(),
+						out.used.data());
+	}
+}
+
+void
+mesh_assemble(const GeoaccMesh &mesh, const MeshLabelled &labelled, GeoaccMeshResult &result)
+{
+	const uint32_t k = mesh.nattributes;
+	std::vector<uint32_t> remap(mesh.nvertices);
+	std::vector<double> positions;
+	std::vector<float> attributes;
+	std::vector<uint32_t> triangles(labelled.triangles.size());
+	uint32_t	nused = 0;
+
+	for (uint32_t v = 0; v < mesh.nvertices; v++)
+		if (labelled.used[v])
+		{
+			remap[v] = nused++;
+			positions.insert(positions.end(), mesh.positions + (size_t) v * 3, mesh.positions + (size_t) v * 3 + 3);
+			if (k > 0)
+				attributes.insert(attributes.end(), mesh.attributes + (size_t) v * k,
+								  mesh.attributes + (size_t) v * k + k);
+		}
+
+	/* new points by key; equal keys (one edge's cut seen from both of its triangles) have equal bits */
+	const size_t nnew = labelled.keys.size();
+	std::vector<std::pair<uint64_t, uint32_t>> order(nnew);
+	std::vector<uint32_t> rank(nnew);
+	uint32_t	nunique = 0;
+
+	for (size_t s = 0; s < nnew; s++)
+		order[s] = {labelled.keys[s], (uint32_t) s};
+	std::sort(order.begin(), order.end());
+	for (size_t r = 0; r < nnew; r++)
+	{
+		const uint32_t slot = order[r].second;
+
+		if (r == 0 || order[r].first != order[r - 1].first)
+		{
+			nunique++;
+			positions.insert(positions.end(), &labelled.positions[(size_t) slot * 3],
+							 &labelled.positions[(size_t) slot * 3] + 3);
+			if (k > 0)
+				attributes.insert(attributes.end(), &labelled.attributes[(size_t) slot * k],
+								  &labelled.attributes[(size_t) slot * k] + k);
+		}
+		rank[slot] = nused + nunique - 1;
+	}
+	for (size_t i = 0; i < triangles.size(); i++)
+	{
+		uint32_t	ref = labelled.triangles[i];
+
+		triangles[i] = (ref & MESH_CLIP_NEW) ? rank[ref & ~MESH_CLIP_NEW] : remap[ref];
+	}
+	mesh_result_set(result, positions, triangles, attributes, k);
+}
+
+/* The CPU twin: each box, face by face. */
+static void
+mesh_clip_cpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, GeoaccMeshResult *results)
+{
+	std::vector<uint8_t> codes(mesh.nvertices);
+
+	for (uint32_t b = 0; b < nboxes; b++)
+	{
+		const MeshClipBox box = mesh_clip_box(boxes[b]);
+		MeshLabelled labelled;
+
+		for (uint32_t v = 0; v < mesh.nvertices; v++)
+			codes[v] = (uint8_t) mesh_outcode(mesh.positions + (size_t) v * 3, box);
+		labelled.used.assign(mesh.nvertices, 0);
+		mesh_clip_labelled_cpu(mesh, codes.data(), box, 0, mesh.ntriangles, labelled);
+		mesh_assemble(mesh, labelled, results[b]);
+		check_interrupt();
+	}
+}
+
+}								/* namespace geoacc */
+
+using namespace geoacc;
+
+extern "C" void
+geoacc_mesh_result_free(GeoaccMeshResult *result)
+{
+	if (result == nullptr)
+		return;
+	free(result->positions);
+	free(result->triangles);
+	free(result->attributes);
+	memset(result, 0, sizeof(*result));
+}
+
+extern "C" GeoaccStatus
+geoacc_mesh_clip(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32_t nboxes,
+				 GeoaccMeshResult *results, GeoaccMeshClipTiming *timing)
+{
+	GeoaccStatus status = guarded([&] {
+		auto		start = std::chrono::steady_clock::now();
+		GeoaccMeshClipTiming t{};
+
+		if (mesh == nullptr || (nboxes > 0 && (boxes == nullptr || results == nullptr)))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh, the boxes and the results are required");
+		check_mesh(*mesh);
+		for (uint32_t b = 0; b < nboxes; b++)
+			check_box(boxes[b], b);
+		if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(mesh_clip_gpu(*mesh, boxes, nboxes, results, &t));
+		else
+			mesh_clip_cpu(*mesh, boxes, nboxes, results);
+		t.compute_ms = elapsed_ms(start);
+		if (timing)
+			*timing = t;
+	});
+
+	/* nothing half-made survives a failure */
+	if (status != GEOACC_OK && results != nullptr)
+		for (uint32_t b = 0; b < nboxes; b++)
+			geoacc_mesh_result_free(&results[b]);
+	return status;
+}
+
+extern "C" double
+geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n)
+{
+	if (i >= n)
+		return hi;
+	return lo + (hi - lo) * (double) i / (double) n;
+}
+
+extern "C" GeoaccStatus
+geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, GeoaccBox *boxes)
+{
+	return guarded([&] {
+		if (extent == nullptr || boxes == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the extent and the boxes are required");
+		if (nx == 0 || ny == 0 || nz == 0)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "a grid needs at least one tile along each axis");
+		check_box(*extent, 0);
+		for (uint32_t ix = 0; ix < nx; ix++)
+			for (uint32_t iy = 0; iy < ny; iy++)
+				for (uint32_t iz = 0; iz < nz; iz++)
+				{
+					GeoaccBox  &b = boxes[((size_t) ix * ny + iy) * nz + iz];
+
+					b.xmin = geoacc_grid_plane(extent->xmin, extent->xmax, ix, nx);
+					b.xmax = geoacc_grid_plane(extent->xmin, extent->xmax, ix + 1, nx);
+					b.ymin = geoacc_grid_plane(extent->ymin, extent->ymax, iy, ny);
+					b.ymax = geoacc_grid_plane(extent->ymin, extent->ymax, iy + 1, ny);
+					b.zmin = geoacc_grid_plane(extent->zmin, extent->zmax, iz, nz);
+					b.zmax = geoacc_grid_plane(extent->zmin, extent->zmax, iz + 1, nz);
+				}
+	});
+}
+
+namespace
+{
+
+/* Coordinates of a corner as a key: the bits, with -0 made +0. */
+struct CornerKey
+{
+	uint64_t	bits[3];
+
+	bool		operator==(const CornerKey &o) const
+	{
+		return bits[0] == o.bits[0] && bits[1] == o.bits[1] && bits[2] == o.bits[2];
+	}
+};
+
+struct CornerHash
+{
+	size_t		operator()(const CornerKey &k) const
+	{
+		uint64_t	h = 0x9e3779b97f4a7c15ull;
+
+		for (uint64_t b : k.bits)
+		{
+			h ^= b + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+			h *= 0xff51afd7ed558ccdull;
+		}
+		return (size_t) (h ^ (h >> 33));
+	}
+};
+
+}								/* namespace */
+
+extern "C" GeoaccStatus
+geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *result)
+{
+	GeoaccStatus status = guarded([&] {
+		std::unordered_map<CornerKey, uint32_t, CornerHash> index;
+		std::vector<double> positions;
+		std::vector<uint32_t> triangles((size_t) ntriangles * 3);
+		std::vector<float> none;
+
+		if (result == nullptr || (ntriangles > 0 && corners == nullptr))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the corners and the result are required");
+		index.reserve((size_t) ntriangles);
+		for (size_t c = 0; c < (size_t) ntriangles * 3; c++)
+		{
+			const double *p = corners + c * 3;
+			CornerKey	key;
+
+			for (int d = 0; d < 3; d++)
+			{
+				double		v = p[d] + 0.0;		/* -0 + 0 = +0 */
+
+				if (!std::isfinite(v))
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "corner %llu of triangle %llu has a non-finite coordinate: %c = %g",
+						 (unsigned long long) (c % 3 + 1), (unsigned long long) (c / 3 + 1), "xyz"[d], p[d]);
+				memcpy(&key.bits[d], &v, sizeof(v));
+			}
+
+			auto		found = index.emplace(key, (uint32_t) (positions.size() / 3));
+
+			if (found.second)
+			{
+				if (positions.size() / 3 >= MESH_CLIP_MAX_VERTICES)
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has more than %u distinct vertices",
+						 MESH_CLIP_MAX_VERTICES);
+				positions.insert(positions.end(), p, p + 3);
+			}
+			triangles[c] = found.first->second;
+		}
+		mesh_result_set(*result, positions, triangles, none, 0);
+	});
+
+	if (status != GEOACC_OK && result != nullptr)
+		geoacc_mesh_result_free(result);
+	return status;
+}

@@ -1,0 +1,266 @@
+/*
+ * mesh_clip.c
+ *
+ * gpu_mesh_clip(): a triangle mesh (TIN Z or POLYHEDRALSURFACE Z of
+ * triangles) clipped by one box3d, or by an array of them in one core call
+ * (one upload of the mesh for all boxes, one row per box), and
+ * geoacc_tile_grid(), the boxes of a grid whose neighbours share their
+ * planes to the bit.  The mesh is welded into an indexed mesh (equal
+ * corners become one vertex) so that the core sees which triangles share an
+ * edge and cuts it once for both.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+/* PostGIS's BOX3D (liblwgeom.h): six doubles, then the SRID; internallength 52. */
+typedef struct Box3D
+{
+	double		xmin,
+				ymin,
+				zmin;
+	double		xmax,
+				ymax,
+				zmax;
+	int32		srid;
+} Box3D;
+
+/* A core result freed when the memory context that holds it goes, ERROR included. */
+typedef struct MeshResultOwner
+{
+	GeoaccMeshResult result;
+	MemoryContextCallback callback;
+} MeshResultOwner;
+
+static void
+MeshResultFree(void *arg)
+{
+	geoacc_mesh_result_free(&((MeshResultOwner *) arg)->result);
+}
+
+static GeoaccMeshResult *
+MeshResultInContext(void)
+{
+	MeshResultOwner *owner = palloc0(sizeof(MeshResultOwner));
+
+	owner->callback.func = MeshResultFree;
+	owner->callback.arg = owner;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &owner->callback);
+	return &owner->result;
+}
+
+/* A box3d argument as the core's box, checked (`what` names it in messages). */
+static GeoaccBox
+BoxFromBox3D(const Box3D *b, const char *what)
+{
+	GeoaccBox	box;
+	const double lo[3] = {b->xmin, b->ymin, b->zmin};
+	const double hi[3] = {b->xmax, b->ymax, b->zmax};
+
+	for (int d = 0; d < 3; d++)
+	{
+		if (isnan(lo[d]) || isnan(hi[d]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has a NaN bound", what)));
+		if (lo[d] > hi[d])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s is inverted", what),
+					 errdetail("Its %cmin %.17g is above its %cmax %.17g.", "xyz"[d], lo[d], "xyz"[d], hi[d]),
+					 errhint("A box3d lists its lower corner first.")));
+	}
+	box.xmin = b->xmin;
+	box.ymin = b->ymin;
+	box.zmin = b->zmin;
+	box.xmax = b->xmax;
+	box.ymax = b->ymax;
+	box.zmax = b->zmax;
+	return box;
+}
+
+/* The mesh of a geometry argument, welded into an indexed mesh. */
+static GeoaccMesh
+MeshFromGeometry(const struct varlena *geom, int32 *srid)
+{
+	GeoaccTriangles tris;
+	GeoaccMeshResult *welded = MeshResultInContext();
+	GeoaccMesh	mesh;
+
+	GeoaccTrianglesFromGeometry(geom, &tris, "mesh");
+	GeoaccCheck(geoacc_mesh_weld(tris.corners, tris.ntriangles, welded));
+	pfree(tris.corners);
+	*srid = tris.srid;
+	memset(&mesh, 0, sizeof(mesh));
+	mesh.nvertices = welded->nvertices;
+	mesh.ntriangles = welded->ntriangles;
+	mesh.positions = welded->positions;
+	mesh.triangles = welded->triangles;
+	return mesh;
+}
+
+/* Clip on the chosen device; results[] live (and are freed) with CurrentMemoryContext. */
+static GeoaccMeshResult **
+ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes)
+{
+	GeoaccMeshResult *raw = palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1));
+	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
+	GeoaccCall	call;
+
+	/* the owners exist before the core allocates: nothing can fail in between */
+	for (uint32 b = 0; b < nboxes; b++)
+		owned[b] = MeshResultInContext();
+	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles * nboxes);
+	GeoaccCheck(geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL));
+	GeoaccCallEnd(&call);
+	for (uint32 b = 0; b < nboxes; b++)
+		*owned[b] = raw[b];
+	pfree(raw);
+	return owned;
+}
+
+/*
+ * gpu_mesh_clip(mesh geometry, box box3d): the mesh clipped by the box, a
+ * TIN Z with the mesh's SRID (empty when nothing is left)
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip);
+Datum
+gpu_mesh_clip(PG_FUNCTION_ARGS)
+{
+	int32		srid;
+	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+	GeoaccBox	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	GeoaccMeshResult *r = ClipMesh(&mesh, &box, 1)[0];
+
+	PG_RETURN_DATUM(GeoaccTinToGeometry(r->positions, r->triangles, r->ntriangles, srid));
+}
+
+/* The boxes of a box3d[] argument, in array order; NULL elements raise an ERROR. */
+static GeoaccBox *
+BoxesFromArray(ArrayType *array, int *nboxes)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	GeoaccBox  *boxes;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("boxes must be a one-dimensional array"),
+				 errdetail("It has %d dimensions.", ARR_NDIM(array))));
+	get_typlenbyvalalign(ARR_ELEMTYPE(array), &typlen, &typbyval, &typalign);
+	deconstruct_array(array, ARR_ELEMTYPE(array), typlen, typbyval, typalign, &elems, &nulls, &n);
+	boxes = palloc(sizeof(GeoaccBox) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("boxes must not contain NULLs"),
+					 errdetail("Element %d is NULL.", i + 1)));
+		boxes[i] = BoxFromBox3D((Box3D *) DatumGetPointer(elems[i]), psprintf("box %d", i + 1));
+	}
+	*nboxes = n;
+	return boxes;
+}
+
+/*
+ * gpu_mesh_clip(mesh geometry, boxes box3d[]): (box_index, mesh) for every
+ * box, 1-based as array subscripts, in array order; empty TINs included
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip_boxes);
+Datum
+gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32		srid;
+	GeoaccMesh	mesh;
+	GeoaccBox  *boxes;
+	int			nboxes;
+	GeoaccMeshResult **results;
+
+	InitMaterializedSRF(fcinfo, 0);
+	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
+	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+	results = ClipMesh(&mesh, boxes, nboxes);
+	for (int b = 0; b < nboxes; b++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int32GetDatum(b + 1);
+		values[1] = GeoaccTinToGeometry(results[b]->positions, results[b]->triangles, results[b]->ntriangles,
+										srid);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(DatumGetPointer(values[1]));
+		geoacc_mesh_result_free(results[b]);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * geoacc_tile_grid(extent box3d, nx int, ny int, nz int): (ix, iy, iz, box)
+ * for the nx * ny * nz tiles of the extent, 0-based indices in the order
+ * ix, iy, iz; plane i of n along an axis is lo + (hi - lo) * i / n and the
+ * last is hi itself, so neighbouring tiles share planes to the bit
+ */
+PG_FUNCTION_INFO_V1(geoacc_tile_grid);
+Datum
+geoacc_tile_grid(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Box3D	   *extent = (Box3D *) PG_GETARG_POINTER(0);
+	GeoaccBox	e = BoxFromBox3D(extent, "extent");
+	int32		n[3] = {PG_GETARG_INT32(1), PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
+	GeoaccBox  *tiles;
+	int64		count;
+
+	for (int d = 0; d < 3; d++)
+		if (n[d] < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("n%c must be at least 1", "xyz"[d]),
+					 errdetail("n%c is %d.", "xyz"[d], n[d])));
+	count = (int64) n[0] * n[1] * n[2];
+	if (count > 100000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a grid of " INT64_FORMAT " tiles is too large", count),
+				 errhint("Ask for at most 100,000,000 tiles.")));
+	InitMaterializedSRF(fcinfo, 0);
+	tiles = palloc_extended(sizeof(GeoaccBox) * count, MCXT_ALLOC_HUGE);
+	GeoaccCheck(geoacc_grid_tiles(&e, n[0], n[1], n[2], tiles));
+	for (int ix = 0; ix < n[0]; ix++)
+		for (int iy = 0; iy < n[1]; iy++)
+			for (int iz = 0; iz < n[2]; iz++)
+			{
+				const GeoaccBox *t = &tiles[((int64) ix * n[1] + iy) * n[2] + iz];
+				Box3D	   *b = palloc0(sizeof(Box3D));
+				Datum		values[4];
+				bool		nulls[4] = {false, false, false, false};
+
+				b->xmin = t->xmin;
+				b->ymin = t->ymin;
+				b->zmin = t->zmin;
+				b->xmax = t->xmax;
+				b->ymax = t->ymax;
+				b->zmax = t->zmax;
+				b->srid = extent->srid;
+				values[0] = Int32GetDatum(ix);
+				values[1] = Int32GetDatum(iy);
+				values[2] = Int32GetDatum(iz);
+				values[3] = PointerGetDatum(b);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+				pfree(b);
+			}
+	PG_RETURN_NULL();
+}
