@@ -111,12 +111,17 @@ ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes)
 	GeoaccMeshResult *raw = palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1));
 	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
 	GeoaccCall	call;
+	GeoaccStatus status;
 
 	/* the owners exist before the core allocates: nothing can fail in between */
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();
 	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles * nboxes);
-	GeoaccCheck(geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL));
+	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL);
+	/* a failed call leaves no result behind: under auto the CPU can start afresh */
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL);
+	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 	for (uint32 b = 0; b < nboxes; b++)
 		*owned[b] = raw[b];

@@ -45,7 +45,7 @@ struct Set
 GeoaccTwedParams
 params(double nu, double lambda, int degree = 2, bool root = true, bool float32 = false)
 {
-	return {nu, lambda, degree, root ? 1 : 0, float32 ? 1 : 0};
+	return {nu, lambda, degree, root ? 1 : 0, float32 ? 1 : 0, nullptr};
 }
 
 /* The Lp distance of the definition; x or y null stands for the origin. */
