@@ -4,7 +4,6 @@
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS geoacc CASCADE;
 CREATE EXTENSION geoacc CASCADE;
-CREATE TABLE IF NOT EXISTS fuzz_result (id int, ok boolean, detail text);
 
 -- a user's types whose names say "geometry" (decided by name, they once crashed the server)
 DROP SCHEMA IF EXISTS fuzz_evil CASCADE;
@@ -14,7 +13,8 @@ CREATE DOMAIN fuzz_evil.int_geometry AS int;
 CREATE DOMAIN fuzz_evil.bytea_geometry AS bytea;
 CREATE DOMAIN fuzz_evil.id AS bigint;
 
--- Run one case (SQL ending in a boolean) and record whether it passed; an ERROR fails it.
+-- Run one case (SQL ending in a boolean) and record whether it passed in the session's temporary
+-- fuzz_result; an ERROR fails it.
 CREATE OR REPLACE FUNCTION fuzz_record(id int, name text, cond text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	ok boolean;
