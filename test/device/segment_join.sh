@@ -24,6 +24,7 @@ distances=${SEGMENT_JOIN_DISTANCES:-10 100 1000}
 timeout=${SEGMENT_JOIN_TIMEOUT:-120s}
 postgis_timeout=${SEGMENT_JOIN_POSTGIS_TIMEOUT:-120s}
 cpu_max=${SEGMENT_JOIN_CPU_MAX:-1000000}
+core=${SEGMENT_JOIN_CORE:-1}	# 0: leave out the core-level runs
 export SEGMENT_JOIN_RUN_LIMIT_S=${SEGMENT_JOIN_RUN_LIMIT_S:-60}
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -83,13 +84,15 @@ for size in $sizes; do
 	echo "$table: $segments segments" >> "$OUT/segment_join_data.log"
 
 	# core level
-	psql -X -q -c "COPY (SELECT id, ST_X(g), ST_Y(g), ST_M(g) FROM $table, ST_DumpPoints(traj) d(path, g)
-		ORDER BY id, path) TO STDOUT" > "$work/points.tsv"
-	timeout 900 test/bench/segment_join_bench "$work/points.tsv" "$(echo $distances | tr ' ' ,)" \
-		spatial,temporal,spatiotemporal,auto gpu,cpu "$cpu_max" > "$work/core.md" 2>> "$OUT/segment_join_core.log" \
-		|| status=1
-	cat "$work/core.md" >> "$OUT/segment_join_core.log"
-	core_rows+=("$(tail -n +3 "$work/core.md")")
+	if [ "$core" = 1 ]; then
+		psql -X -q -c "COPY (SELECT id, ST_X(g), ST_Y(g), ST_M(g) FROM $table, ST_DumpPoints(traj) d(path, g)
+			ORDER BY id, path) TO STDOUT" > "$work/points.tsv"
+		timeout 900 test/bench/segment_join_bench "$work/points.tsv" "$(echo $distances | tr ' ' ,)" \
+			spatial,temporal,spatiotemporal,auto gpu,cpu "$cpu_max" > "$work/core.md" 2>> "$OUT/segment_join_core.log" \
+			|| status=1
+		cat "$work/core.md" >> "$OUT/segment_join_core.log"
+		core_rows+=("$(tail -n +3 "$work/core.md")")
+	fi
 
 	# end to end
 	for d in $distances; do
@@ -113,6 +116,7 @@ for size in $sizes; do
 				[ "$same" = NO ] && status=1
 			fi
 			sql_rows+=("| $segments | $d | $device | $method | $(seconds "$(field "$r" 1)" "$timeout") | $rows | $same | $(field "$r" 3) |")
+			echo "${sql_rows[-1]}" >> "$OUT/segment_join_sql.md"	# as it goes: a run cut short keeps its rows
 		done
 
 		# PostGIS: one row per segment, GiST, ST_DWithin then ST_CPAWithin, parallel workers allowed
@@ -131,6 +135,7 @@ for size in $sizes; do
 				WHERE ST_CPAWithin(a.seg, b.seg, $d)" "$postgis_timeout")
 			ms=$(field "$r" 1)
 			sql_rows+=("| $segments | $d | PostGIS | GiST, ST_DWithin, ST_CPAWithin | $(seconds "$ms" "$postgis_timeout") | $(field "$r" 2) | $([ -n "$reference" ] && [ "$(field "$r" 2)" = "$reference" ] && echo yes || echo "-") | |")
+			echo "${sql_rows[-1]}" >> "$OUT/segment_join_sql.md"
 			[ "$ms" = timeout ] && postgis_done=no
 		else
 			sql_rows+=("| $segments | $d | PostGIS | GiST, ST_DWithin, ST_CPAWithin | skipped (timed out at a smaller size) | | | |")
