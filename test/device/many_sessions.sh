@@ -95,7 +95,7 @@ run_phase() {		# run_phase PHASE: every session at once; failures counted
 
 echo "## many sessions: $sessions at once, $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1)"
 # A: a holder takes all but the headroom, then waits until the phase is over
-psql -X -q -c "SELECT geoacc_status()" \
+psql -X -q -c "SET geoacc.gpu_memory_limit = '1000GB'" -c "SELECT geoacc_status()" \
 	-c "SELECT geoacc_test_hold_device_memory(free_memory - $headroom_mb::bigint * 1048576) FROM geoacc_devices() WHERE ordinal = 0" \
 	-c "SELECT pg_sleep(3600)" > "$OUT/many_sessions_holder.log" 2>&1 &
 holder=$!
