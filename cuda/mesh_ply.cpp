@@ -457,12 +457,18 @@ public:
 			while (p_ < end_ && isspace((unsigned char) *p_))
 				p_++;
 			if (p_ < end_)
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data goes on after the last element: \"%.20s\"",
-					 std::string(p_, std::min<size_t>(end_ - p_, 20)).c_str());
+			{
+				const char *eol = p_;
+
+				while (eol < end_ && eol - p_ < 20 && *eol != '\n' && *eol != '\r')
+					eol++;
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data goes on after the last element: \"%s\"",
+					 std::string(p_, eol).c_str());
+			}
 		}
 		else if (p_ < end_)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data goes on for %zu bytes after the last element",
-				 (size_t) (end_ - p_));
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data goes on after the last element: %zu byte%s more than the counts say",
+				 (size_t) (end_ - p_), end_ - p_ == 1 ? "" : "s");
 	}
 
 	[[noreturn]] void truncated() const
@@ -565,7 +571,7 @@ private:
 			long long	v = strtoll(word, &stop, 10);
 
 			if (*stop != '\0' || errno != 0 || v < lo[type] || v > hi[type])
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a %s (%.40s %llu, property %.40s)", word,
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%.40s %llu, property %.40s)", word,
 					 ply_type_spelling[type], element_->name.c_str(), (unsigned long long) index_ + 1, property);
 			return (double) v;
 		}
@@ -573,7 +579,7 @@ private:
 		double		v = strtod(word, &stop);
 
 		if (*stop != '\0' || stop == word)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a %s (%.40s %llu, property %.40s)", word,
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%.40s %llu, property %.40s)", word,
 				 ply_type_spelling[type], element_->name.c_str(), (unsigned long long) index_ + 1, property);
 		/* what a binary file declaring the same type would hold */
 		return type == PLY_FLOAT ? (double) (float) v : v;
