@@ -16,9 +16,9 @@ const files = process.argv.slice(3);
 		const issues = report.issues;
 		for (const m of issues.messages.filter((m) => m.severity <= 1))
 			console.log(`${path.basename(file)}: ${m.severity === 0 ? 'error' : 'warning'} ${m.code} ${m.pointer || ''}: ${m.message}`);
+		const info = report.info || {};
 		console.log(`${path.basename(file)}: ${issues.numErrors} errors, ${issues.numWarnings} warnings, ` +
-			`${report.info.drawCallCount} draw calls, ${report.info.totalVertexCount} vertices, ` +
-			`${report.info.totalTriangleCount} triangles`);
+			`${info.drawCallCount} draw calls, ${info.totalVertexCount} vertices, ${info.totalTriangleCount} triangles`);
 		if (issues.numErrors > 0 || issues.numWarnings > 0)
 			bad++;
 	}
