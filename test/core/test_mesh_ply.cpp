@@ -7,7 +7,8 @@
  * bit for bit; every malformed file; a real file (CGAL's colored_tetra.ply,
  * with normals, colours, face properties and an edge element).  Welding
  * vertices by position and attributes; attributes of cut points by hand
- * (UVs across a seam), and on the GPU against the CPU twin.
+ * (UVs across a seam), and on the GPU against the CPU twin.  GLB output:
+ * chunks, alignment, the origin, float32 positions, unit normals, flipped v.
  */
 #include "core_test.h"
 
@@ -672,4 +673,80 @@ TEST(mesh_ply_gpu_equals_cpu_with_attributes)
 		geoacc_mesh_result_free(&cpu[b]);
 		geoacc_mesh_result_free(&gpu[b]);
 	}
+}
+
+/*
+ * GLB: header and chunk lengths, 4-byte alignment, the origin in the
+ * node's translation, positions float32 around it (y-up), normals made
+ * unit, v flipped, indices as given.
+ */
+TEST(mesh_glb_structure)
+{
+	PlyMesh		m(attributed_spec("u", "v").encode("ascii"));
+	GeoaccMesh	v = m.view();
+	size_t		size = 0;
+
+	CHECK_OK(m.status);
+	CHECK_OK(geoacc_glb_write(&v, m.layout, nullptr, 0, &size));
+
+	std::vector<uint8_t> g(size);
+	uint32_t	h[5];
+
+	CHECK_OK(geoacc_glb_write(&v, m.layout, g.data(), g.size(), &size));
+	memcpy(h, g.data(), 20);
+	CHECK(h[0] == 0x46546C67 && h[1] == 2 && h[2] == size && h[3] % 4 == 0 && h[4] == 0x4E4F534A);
+
+	const std::string json((const char *) g.data() + 20, h[3]);
+	uint32_t	bin[2];
+
+	memcpy(bin, g.data() + 20 + h[3], 8);
+	CHECK(bin[1] == 0x004E4942 && bin[0] % 4 == 0 && 20 + h[3] + 8 + bin[0] == size);
+
+	/* the centre of the bounding box, y-up */
+	const double origin[3] = {500000.125 + (500001.5 - 500000.125) / 2, 4000000.25 + (4000002.9 - 4000000.25) / 2,
+							  10.1 + (13.0 - 10.1) / 2};
+	char		translation[200];
+
+	snprintf(translation, sizeof(translation), "\"translation\":[%.17g,%.17g,%.17g]", origin[0], origin[2], -origin[1]);
+	CHECK(json.find(translation) != std::string::npos);
+	CHECK(json.find("\"NORMAL\":1,\"COLOR_0\":2,\"TEXCOORD_0\":3},\"indices\":4") != std::string::npos);
+	CHECK(json.find("\"type\":\"VEC4\"") != std::string::npos);
+
+	/* the arrays one after the other: positions, normals, colours, UVs, indices */
+	const float *f = (const float *) (g.data() + 20 + h[3] + 8);
+	const float *nor = f + 15;
+	const float *uv = f + 15 + 15 + 20;
+	const uint32_t *idx = (const uint32_t *) (uv + 10);
+
+	for (uint32_t i = 0; i < 5; i++)
+	{
+		const double *p = m.m.positions + i * 3;
+
+		CHECK(f[i * 3] == (float) (p[0] - origin[0]));
+		CHECK(f[i * 3 + 1] == (float) (p[2] - origin[2]));
+		CHECK(f[i * 3 + 2] == (float) -(p[1] - origin[1]));
+		CHECK(fabs(nor[i * 3] * nor[i * 3] + nor[i * 3 + 1] * nor[i * 3 + 1] + nor[i * 3 + 2] * nor[i * 3 + 2] - 1) < 1e-6);
+		CHECK(uv[i * 2] == m.m.attributes[i * 9 + 7] && uv[i * 2 + 1] == 1.0f - m.m.attributes[i * 9 + 8]);
+	}
+	CHECK(memcmp(idx, m.m.triangles, 9 * 4) == 0);
+
+	/* positions at UTM magnitudes: the float32 offsets plus the origin are within a millimetre */
+	CHECK(fabs(f[12] + origin[0] - 500000.8) < 1e-3 && fabs(-f[14] + origin[1] - 4000002.9) < 1e-3);
+
+	/* zero normals cannot be made unit: left out; no triangles: no mesh, no binary chunk */
+	std::vector<float> a(m.m.attributes, m.m.attributes + 45);
+
+	a[0] = a[1] = a[2] = 0;
+	v.attributes = a.data();
+	CHECK_OK(geoacc_glb_write(&v, m.layout, nullptr, 0, &size));
+	g.assign(size, 0);
+	CHECK_OK(geoacc_glb_write(&v, m.layout, g.data(), g.size(), &size));
+	memcpy(h, g.data(), 20);
+	CHECK(std::string((const char *) g.data() + 20, h[3]).find("NORMAL") == std::string::npos);
+
+	GeoaccMesh	empty = {0, 0, nullptr, nullptr, 0, nullptr};
+
+	CHECK_OK(geoacc_glb_write(&empty, 0, nullptr, 0, &size));
+	CHECK(size == 12 + 8 + 72);	/* the JSON of an asset and an empty scene, padded */
+	CHECK(geoacc_glb_write(&v, 0, nullptr, 0, &size) == GEOACC_ERR_INVALID_ARGUMENT);
 }
