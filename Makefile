@@ -37,7 +37,7 @@ REGRESS += segment_join
 # mesh_clip: clipping triangle meshes by boxes
 OBJS += src/mesh_clip.o
 INSTALL_SQL += sql/install/mesh_clip.sql
-REGRESS += mesh_clip
+REGRESS += mesh_clip mesh_ply
 
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)

@@ -515,6 +515,65 @@ GeoaccStatus geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny
  */
 GeoaccStatus geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *result);
 
+/*
+ * Weld an indexed mesh's duplicate vertices: vertices whose positions and
+ * attributes have equal bits (-0 = +0) become one, numbered in order of
+ * first appearance in vertex order; the triangles are renumbered.  Two
+ * vertices at one point with different attributes (the two sides of a UV
+ * seam) stay apart.  A mesh without duplicates comes back unchanged.
+ */
+GeoaccStatus geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result);
+
+/* -------------------------------------------------- PLY and glTF meshes */
+
+/*
+ * The per-vertex attributes of a mesh read from PLY, in this order in its
+ * attribute floats: normals (nx ny nz), a colour (red green blue, then
+ * alpha with GEOACC_MESH_ALPHA; 0..1), texture coordinates (u v).
+ * GEOACC_MESH_COLORS_UCHAR says the colour came as uchar (0..255) and is
+ * written back so.
+ */
+#define GEOACC_MESH_NORMALS 0x01
+#define GEOACC_MESH_COLORS 0x02
+#define GEOACC_MESH_ALPHA 0x04
+#define GEOACC_MESH_TEXCOORDS 0x08
+#define GEOACC_MESH_COLORS_UCHAR 0x10
+
+/* Attribute floats per vertex of a layout (0 .. 9). */
+uint32_t	geoacc_mesh_layout_width(uint32_t layout);
+
+/*
+ * Read a PLY file (ASCII, binary little- or big-endian) into an indexed
+ * mesh: the vertex element's x y z (float or double, in any order) and the
+ * attributes of *layout it has; the face element's vertex_indices (or
+ * vertex_index) lists, faces of more than three vertices fan-triangulated
+ * (0, i, i + 1).  Other elements and properties are skipped.  Malformed
+ * files (bad header, truncated or surplus data, counts, indices out of
+ * range, unsupported types, faces of fewer than 3 vertices, non-finite
+ * coordinates) give GEOACC_ERR_INVALID_ARGUMENT naming what and where.
+ */
+GeoaccStatus geoacc_ply_read(const void *data, size_t size, GeoaccMeshResult *mesh, uint32_t *layout);
+
+/*
+ * Write a mesh as binary little-endian PLY: double x y z, then the
+ * attributes of layout (float nx ny nz; uchar or float red green blue
+ * [alpha]; float s t), faces as list uchar uint vertex_indices.  With out
+ * NULL only *size is set; else out must hold capacity >= *size bytes.
+ */
+GeoaccStatus geoacc_ply_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity,
+							  size_t *size);
+
+/*
+ * Write a mesh as binary glTF 2.0 (GLB): one node whose translation is the
+ * centre of the mesh's bounding box in float64, positions float32 relative
+ * to it, indices uint32, NORMAL (normalised), COLOR_0 and TEXCOORD_0 (v
+ * flipped: glTF's origin is the top left) when the layout has them.  glTF
+ * is y-up: (x, y, z) is written as (x, z, -y), as 3D Tiles and viewers
+ * expect.  With out NULL only *size is set.
+ */
+GeoaccStatus geoacc_glb_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity,
+							  size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -369,3 +369,107 @@ geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *r
 		geoacc_mesh_result_free(result);
 	return status;
 }
+
+namespace
+{
+
+/* A vertex's position and attributes as bits, -0 made +0 (an index into the mesh stands for them). */
+struct VertexBits
+{
+	const GeoaccMesh *mesh;
+
+	uint64_t	position(uint32_t v, int c) const
+	{
+		double		x = mesh->positions[(size_t) v * 3 + c] + 0.0;
+		uint64_t	b;
+
+		memcpy(&b, &x, sizeof(b));
+		return b;
+	}
+
+	uint32_t	attribute(uint32_t v, uint32_t c) const
+	{
+		float		x = mesh->attributes[(size_t) v * mesh->nattributes + c] + 0.0f;
+		uint32_t	b;
+
+		memcpy(&b, &x, sizeof(b));
+		return b;
+	}
+};
+
+struct VertexHash
+{
+	VertexBits	bits;
+
+	size_t		operator()(uint32_t v) const
+	{
+		uint64_t	h = 0x9e3779b97f4a7c15ull;
+
+		for (int c = 0; c < 3; c++)
+			h = (h ^ bits.position(v, c)) * 0xff51afd7ed558ccdull;
+		for (uint32_t c = 0; c < bits.mesh->nattributes; c++)
+			h = (h ^ bits.attribute(v, c)) * 0xff51afd7ed558ccdull;
+		return (size_t) (h ^ (h >> 33));
+	}
+};
+
+struct VertexEqual
+{
+	VertexBits	bits;
+
+	bool		operator()(uint32_t a, uint32_t b) const
+	{
+		for (int c = 0; c < 3; c++)
+			if (bits.position(a, c) != bits.position(b, c))
+				return false;
+		for (uint32_t c = 0; c < bits.mesh->nattributes; c++)
+			if (bits.attribute(a, c) != bits.attribute(b, c))
+				return false;
+		return true;
+	}
+};
+
+}								/* namespace */
+
+extern "C" GeoaccStatus
+geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result)
+{
+	GeoaccStatus status = guarded([&] {
+		if (mesh == nullptr || result == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh and the result are required");
+		check_mesh(*mesh);
+
+		const uint32_t k = mesh->nattributes;
+		const VertexBits bits{mesh};
+		std::unordered_map<uint32_t, uint32_t, VertexHash, VertexEqual> index(
+			(size_t) mesh->nvertices, VertexHash{bits}, VertexEqual{bits});
+		std::vector<uint32_t> remap(mesh->nvertices);
+		std::vector<double> positions;
+		std::vector<float> attributes;
+		std::vector<uint32_t> triangles((size_t) mesh->ntriangles * 3);
+
+		for (uint32_t v = 0; v < mesh->nvertices; v++)
+		{
+			auto		found = index.emplace(v, (uint32_t) (positions.size() / 3));
+
+			if (found.second)
+			{
+				positions.insert(positions.end(), mesh->positions + (size_t) v * 3,
+								 mesh->positions + (size_t) v * 3 + 3);
+				if (k > 0)
+					attributes.insert(attributes.end(), mesh->attributes + (size_t) v * k,
+									  mesh->attributes + (size_t) v * k + k);
+			}
+			remap[v] = found.first->second;
+			if ((v & 0xfffff) == 0xfffff)
+				check_interrupt();
+		}
+		for (size_t i = 0; i < triangles.size(); i++)
+			triangles[i] = remap[mesh->triangles[i]];
+		mesh_result_set(*result, positions, triangles, attributes, k);
+	});
+
+	if (status != GEOACC_OK && result != nullptr)
+		geoacc_mesh_result_free(result);
+	return status;
+}

@@ -4,7 +4,9 @@
 #   2. the fuzz harness on a short budget (GEOACC_FUZZ_CASES cases per
 #      function, default 300, a fresh seed each run, printed);
 #   3. the benchmark-data generator on a small size (valid trajectories, size);
-#   4. when the build used CUDA, the same two suites again on a CPU-only build
+#   4. where node and npm are present, the Khronos glTF validator (npm
+#      gltf-validator) on GLB files written by geoacc_mesh_to_glb;
+#   5. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
 # Exits non-zero if anything fails.
 set -euo pipefail
@@ -43,6 +45,26 @@ else
 	fail "data generator"
 fi
 dropdb --if-exists geoacc_datacheck
+
+echo "test: glTF validator on the GLB writer's output"
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	glb_dir=$(mktemp -d)
+	dropdb --if-exists geoacc_glb
+	createdb geoacc_glb
+	# the Khronos validator from npm (one self-contained package, unpacked, not installed)
+	if (cd "$glb_dir" && npm pack --silent gltf-validator@2.0.0-dev.3.10 >/dev/null 2>&1 && tar xzf gltf-validator-*.tgz); then
+		psql -X -d geoacc_glb -f test/glb/glbs.sql | while read -r name data; do
+			echo "$data" | base64 -d > "$glb_dir/$name"
+		done
+		node test/glb/validate.js "$glb_dir/package" "$glb_dir"/*.glb || fail "glTF validator"
+	else
+		echo "test: npm could not fetch gltf-validator: GLB validation skipped"
+	fi
+	dropdb --if-exists geoacc_glb
+	rm -rf "$glb_dir"
+else
+	echo "test: node is not installed: GLB validation skipped"
+fi
 
 if command -v nvcc >/dev/null; then
 	make -s NVCC= install

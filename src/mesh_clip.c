@@ -8,6 +8,11 @@
  * planes to the bit.  The mesh is welded into an indexed mesh (equal
  * corners become one vertex) so that the core sees which triangles share an
  * edge and cuts it once for both.
+ *
+ * Meshes also come and go as PLY files in a bytea (an indexed mesh with
+ * per-vertex normals, colours and texture coordinates, about a quarter of
+ * a TIN's size): gpu_mesh_clip() on PLY, conversions to and from TIN Z, and
+ * binary glTF (GLB) for looking at a mesh in a viewer.
  */
 #include "geoacc.h"
 
@@ -268,4 +273,168 @@ geoacc_tile_grid(PG_FUNCTION_ARGS)
 				pfree(b);
 			}
 	PG_RETURN_NULL();
+}
+
+/* ------------------------------------------------------- PLY and glTF */
+
+/* A core mesh (read, welded or clipped) as the clipper's input. */
+static GeoaccMesh
+MeshView(const GeoaccMeshResult *r)
+{
+	GeoaccMesh	mesh;
+
+	mesh.nvertices = r->nvertices;
+	mesh.ntriangles = r->ntriangles;
+	mesh.positions = r->positions;
+	mesh.triangles = r->triangles;
+	mesh.nattributes = r->nattributes;
+	mesh.attributes = r->attributes;
+	return mesh;
+}
+
+/* The mesh of a PLY argument, with its attributes (what they are in *layout). */
+static GeoaccMesh
+MeshFromPly(const bytea *ply, uint32 *layout)
+{
+	GeoaccMeshResult *read = MeshResultInContext();
+
+	GeoaccCheck(geoacc_ply_read(VARDATA_ANY(ply), VARSIZE_ANY_EXHDR(ply), read, layout));
+	return MeshView(read);
+}
+
+typedef GeoaccStatus (*MeshWriter) (const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity,
+									size_t *size);
+
+/* A mesh written by `write` (PLY or GLB, named by `format`) into a new bytea. */
+static bytea *
+MeshToBytea(MeshWriter write, const char *format, const GeoaccMesh *mesh, uint32 layout)
+{
+	size_t		size;
+	bytea	   *out;
+
+	GeoaccCheck(write(mesh, layout, NULL, 0, &size));
+	if (size > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a %s file of %u vertices and %u triangles is too large for a bytea value",
+						format, mesh->nvertices, mesh->ntriangles),
+				 errdetail("It takes %zu bytes; a value takes at most 1 GB.", size),
+				 errhint("Clip the mesh into tiles and keep one row per tile.")));
+	out = palloc(size + VARHDRSZ);
+	SET_VARSIZE(out, size + VARHDRSZ);
+	GeoaccCheck(write(mesh, layout, (uint8 *) VARDATA(out), size, &size));
+	return out;
+}
+
+/* The mesh of a PLY argument for clipping: vertices equal in position and attributes welded. */
+static GeoaccMesh
+ClippableMeshFromPly(const bytea *ply, uint32 *layout)
+{
+	GeoaccMesh	read = MeshFromPly(ply, layout);
+	GeoaccMeshResult *welded = MeshResultInContext();
+
+	GeoaccCheck(geoacc_mesh_weld_vertices(&read, welded));
+	return MeshView(welded);
+}
+
+/*
+ * gpu_mesh_clip(ply bytea, box box3d): a PLY mesh clipped by the box, as
+ * binary little-endian PLY with the same attributes (cut points'
+ * attributes interpolated with their positions)
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip_ply);
+Datum
+gpu_mesh_clip_ply(PG_FUNCTION_ARGS)
+{
+	uint32		layout;
+	GeoaccMesh	mesh = ClippableMeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
+	GeoaccBox	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	GeoaccMesh	clipped = MeshView(ClipMesh(&mesh, &box, 1)[0]);
+
+	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout));
+}
+
+/*
+ * gpu_mesh_clip(ply bytea, boxes box3d[]): (box_index, ply) for every box,
+ * in array order, empty meshes included
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip_ply_boxes);
+Datum
+gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint32		layout;
+	GeoaccMesh	mesh;
+	GeoaccBox  *boxes;
+	int			nboxes;
+	GeoaccMeshResult **results;
+
+	InitMaterializedSRF(fcinfo, 0);
+	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
+	mesh = ClippableMeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
+	results = ClipMesh(&mesh, boxes, nboxes);
+	for (int b = 0; b < nboxes; b++)
+	{
+		GeoaccMesh	clipped = MeshView(results[b]);
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int32GetDatum(b + 1);
+		values[1] = PointerGetDatum(MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(DatumGetPointer(values[1]));
+		geoacc_mesh_result_free(results[b]);
+	}
+	PG_RETURN_NULL();
+}
+
+/* geoacc_mesh_from_ply(ply bytea, srid int): the PLY mesh's triangles as a TIN Z */
+PG_FUNCTION_INFO_V1(geoacc_mesh_from_ply);
+Datum
+geoacc_mesh_from_ply(PG_FUNCTION_ARGS)
+{
+	uint32		layout;
+	GeoaccMesh	mesh = MeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
+	int32		srid = PG_GETARG_INT32(1);
+
+	/* PostGIS's SRID_MAXIMUM */
+	if (srid < 0 || srid > 999999)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("SRID %d is out of range", srid),
+				 errhint("An SRID lies between 0 (unknown) and 999999.")));
+	PG_RETURN_DATUM(GeoaccTinToGeometry(mesh.positions, mesh.triangles, mesh.ntriangles, srid));
+}
+
+/* geoacc_mesh_to_ply(mesh geometry): a TIN Z as binary PLY, equal corners one vertex */
+PG_FUNCTION_INFO_V1(geoacc_mesh_to_ply);
+Datum
+geoacc_mesh_to_ply(PG_FUNCTION_ARGS)
+{
+	int32		srid;
+	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+
+	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_ply_write, "PLY", &mesh, 0));
+}
+
+/* geoacc_mesh_to_glb(mesh geometry): a TIN Z as binary glTF */
+PG_FUNCTION_INFO_V1(geoacc_mesh_to_glb);
+Datum
+geoacc_mesh_to_glb(PG_FUNCTION_ARGS)
+{
+	int32		srid;
+	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+
+	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_glb_write, "glTF", &mesh, 0));
+}
+
+/* geoacc_mesh_to_glb(ply bytea): a PLY mesh as binary glTF, normals, colours and UVs kept */
+PG_FUNCTION_INFO_V1(geoacc_mesh_to_glb_ply);
+Datum
+geoacc_mesh_to_glb_ply(PG_FUNCTION_ARGS)
+{
+	uint32		layout;
+	GeoaccMesh	mesh = MeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
+
+	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_glb_write, "glTF", &mesh, layout));
 }
