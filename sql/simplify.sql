@@ -2,22 +2,25 @@
 -- counts, booleans or WKT that are the same whichever device runs.
 
 -- ST_Simplify equality on every real AIS track at the tolerances of the
--- issue, one window partition per tolerance.  Where ST_Simplify returns
--- NULL (the result collapsed to two vertices with the same XY),
--- gpu_dp_simplify keeps the first and last vertex.
+-- issue, one window partition per tolerance, with ST_Simplify's positional
+-- arguments: NULL where a track collapsed to two vertices with the same XY,
+-- and with preserve_collapsed those two vertices, as ST_Simplify(g, t, true).
 CREATE TEMP TABLE simplify_ais AS
 SELECT t AS tolerance, id, traj,
 	gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified,
-	ST_Simplify(traj, t) AS postgis
+	ST_Simplify(traj, t) AS postgis,
+	gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS preserved,
+	ST_Simplify(traj, t, true) AS postgis_preserved,
+	geoacc_dp_simplify(traj, t, true) AS scalar_preserved
 FROM ais_tracks, unnest(ARRAY[0, 0.1, 1, 5, 10, 50]::float8[]) t;
 
 SELECT tolerance, count(*) AS tracks,
-	count(*) FILTER (WHERE ST_AsEWKB(simplified) = ST_AsEWKB(postgis)) AS equal,
-	count(*) FILTER (WHERE postgis IS NULL AND ST_NPoints(simplified) = 2
-		AND ST_AsEWKB(ST_StartPoint(simplified)) = ST_AsEWKB(ST_StartPoint(traj))
-		AND ST_AsEWKB(ST_EndPoint(simplified)) = ST_AsEWKB(ST_EndPoint(traj))) AS collapsed_kept_ends,
+	count(*) FILTER (WHERE ST_AsEWKB(simplified) IS NOT DISTINCT FROM ST_AsEWKB(postgis)) AS equal,
+	count(*) FILTER (WHERE simplified IS NULL) AS collapsed,
+	count(*) FILTER (WHERE ST_AsEWKB(preserved) = ST_AsEWKB(postgis_preserved)) AS equal_preserved,
+	count(*) FILTER (WHERE ST_AsEWKB(scalar_preserved) = ST_AsEWKB(preserved)) AS scalar_equal,
 	sum(ST_NPoints(traj)) AS points_before,
-	sum(ST_NPoints(simplified)) AS points_after
+	sum(ST_NPoints(preserved)) AS points_after
 FROM simplify_ais GROUP BY tolerance ORDER BY tolerance;
 
 -- and stored byte for byte as PostGIS stores its own result (flags, bounding box, coordinates)
@@ -62,11 +65,13 @@ FROM (SELECT id, i,
 GROUP BY id;
 
 SELECT count(*) AS checks,
-	bool_and(ST_AsEWKB(simplified) = ST_AsEWKB(postgis)
-		OR (postgis IS NULL AND ST_NPoints(simplified) = 2)) AS all_equal_to_st_simplify,
-	bool_and(simplify_raw(simplified) = simplify_raw(postgis) OR postgis IS NULL) AS same_bytes
+	bool_and(ST_AsEWKB(simplified) IS NOT DISTINCT FROM ST_AsEWKB(postgis)) AS all_equal_to_st_simplify,
+	bool_and(simplify_raw(simplified) = simplify_raw(postgis) OR postgis IS NULL) AS same_bytes,
+	bool_and(ST_AsEWKB(preserved) = ST_AsEWKB(ST_Simplify(traj, t, true))) AS preserved_equal,
+	bool_and(ST_AsEWKB(geoacc_dp_simplify(traj, t)) IS NOT DISTINCT FROM ST_AsEWKB(simplified)) AS scalar_equal
 FROM (SELECT t, traj,
 		gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified,
+		gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS preserved,
 		ST_Simplify(traj, t) AS postgis
 	FROM (SELECT traj FROM simplify_random UNION ALL SELECT ST_Force3DM(traj) FROM simplify_random) r,
 		unnest(ARRAY[0, 0.5, 2, 3, 5, 7.5, 20]::float8[]) t) x;
@@ -75,13 +80,13 @@ FROM (SELECT t, traj,
 -- also under a tiny device memory cap
 CREATE TEMP TABLE simplify_devices AS
 SELECT id, t, synchronized, use_z,
-	gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS simplified
+	gpu_dp_simplify(traj, t, true, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS simplified
 FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
 	unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z;
 SET geoacc.gpu_memory_limit = '1MB';
 SELECT count(*) AS checks, bool_and(ST_AsEWKB(s) = ST_AsEWKB(d.simplified)) AS same_under_a_cap
 FROM (SELECT id, t, synchronized, use_z,
-		gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
+		gpu_dp_simplify(traj, t, true, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
 	FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
 		unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z) x
 JOIN simplify_devices d USING (id, t, synchronized, use_z);
@@ -89,7 +94,7 @@ RESET geoacc.gpu_memory_limit;
 SET geoacc.device = 'cpu';
 SELECT count(*) AS checks, bool_and(ST_AsEWKB(s) = ST_AsEWKB(d.simplified)) AS same_on_cpu
 FROM (SELECT id, t, synchronized, use_z,
-		gpu_dp_simplify(traj, t, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
+		gpu_dp_simplify(traj, t, true, synchronized, use_z) OVER (PARTITION BY t, synchronized, use_z) AS s
 	FROM simplify_random, unnest(ARRAY[0, 2, 10]::float8[]) t,
 		unnest(ARRAY[false, true]) synchronized, unnest(ARRAY[false, true]) use_z) x
 JOIN simplify_devices d USING (id, t, synchronized, use_z);
@@ -129,7 +134,7 @@ FROM t;
 -- synchronized 4), a vessel waiting (spatial 0, synchronized 5), and ZM
 -- (1 1 1) against (0 0 0)-(4 0 0): planar 1, 3D sqrt(2), synchronized 3D
 -- sqrt(2) (it should be at (1 0 0) at time 1)
-SELECT name, ST_AsText(gpu_dp_simplify(traj, tol, synchronized, use_z) OVER (PARTITION BY name)) AS simplified
+SELECT name, ST_AsText(gpu_dp_simplify(traj, tol, true, synchronized, use_z) OVER (PARTITION BY name)) AS simplified
 FROM (VALUES
 	('late, spatial 3.9', 'LINESTRING M (0 0 0, 5 0 9, 10 0 10)'::geometry, 3.9, false, false),
 	('late, synchronized 3.9', 'LINESTRING M (0 0 0, 5 0 9, 10 0 10)', 3.9, true, false),
@@ -160,6 +165,28 @@ FROM (VALUES
 ORDER BY id;
 SELECT count(*) AS rows, count(s) AS not_null
 FROM (SELECT gpu_dp_simplify(traj, NULL) OVER () AS s FROM ais_tracks) x;
+
+-- the scalar form: the same checks, and its own errors
+SELECT id, ST_AsEWKT(geoacc_dp_simplify(traj, 1)) AS simplified
+FROM (VALUES
+	(1, NULL::geometry),
+	(2, 'SRID=32618;LINESTRING M EMPTY'),
+	(4, 'SRID=32618;LINESTRING M (0 0 1, 0 0 2)'),
+	(5, 'SRID=32618;LINESTRING M (0 0 1, 0.5 0.1 2, 1 0 3, 1 5 4)'),
+	(6, 'SRID=32618;LINESTRING ZM (0 0 7 1, 0.5 0.1 8 2, 1 0 9 3)'),
+	(7, 'SRID=32618;LINESTRING M (0 0 1, 5 0.1 2, 0 0 3)')) v(id, traj)
+ORDER BY id;
+SELECT ST_AsText(geoacc_dp_simplify('LINESTRING M (0 0 1, 5 0.1 2, 0 0 3)', 10, preserve_collapsed => true))
+	AS preserved;
+SELECT geoacc_dp_simplify('LINESTRING M (0 0 1, 1 1 2)', -1);
+SELECT geoacc_dp_simplify('LINESTRING M (0 0 1, 1 1 1, 2 2 3)', 1);
+SELECT geoacc_dp_simplify('LINESTRING M (0 0 1, 1 1 2, 2 2 3)', 1, use_z => true);
+SELECT geoacc_dp_simplify('POINT M (0 0 1)', 1);
+-- in an UPDATE, where the window function cannot go
+CREATE TEMP TABLE simplify_update AS SELECT id, traj FROM ais_tracks;
+UPDATE simplify_update SET traj = geoacc_dp_simplify(traj, 10, true);
+SELECT count(*) AS updated, bool_and(ST_AsEWKB(u.traj) = ST_AsEWKB(a.preserved)) AS as_the_window_function
+FROM simplify_update u JOIN simplify_ais a ON a.id = u.id AND a.tolerance = 10;
 
 -- bad input: an ERROR naming the row (and the vertex)
 SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
@@ -218,7 +245,7 @@ SELECT count(*) AS tracks,
 		AS length_loss_ok,
 	bool_and(abs((s).dtw_distance - pg_temp.dtw(traj, simplified)) <= 1e-9 * (s).dtw_distance)
 		FILTER (WHERE ST_NPoints(traj) <= 150) AS dtw_ok
-FROM (SELECT traj, simplified, geoacc_compression_stats(traj, simplified) AS s
+FROM (SELECT traj, preserved AS simplified, geoacc_compression_stats(traj, preserved) AS s
 	FROM simplify_ais WHERE tolerance = 10 AND ST_Length(traj) > 0) x;
 
 -- the measures over the table, mean and standard deviation per tolerance
@@ -230,5 +257,5 @@ SELECT tolerance,
 	round(stddev((s).length_loss_rate)::numeric, 4) AS length_loss_stddev,
 	round(avg((s).dtw_distance)::numeric, 0) AS dtw_mean,
 	round(stddev((s).dtw_distance)::numeric, 0) AS dtw_stddev
-FROM (SELECT tolerance, geoacc_compression_stats(traj, simplified) AS s FROM simplify_ais) x
+FROM (SELECT tolerance, geoacc_compression_stats(traj, preserved) AS s FROM simplify_ais) x
 GROUP BY tolerance ORDER BY tolerance;

@@ -1,9 +1,13 @@
 /*
  * simplify.c
  *
- * gpu_dp_simplify(traj, tolerance, synchronized, use_z), a window function
- * in the manner of PostGIS's ST_ClusterDBSCAN (lwgeom_window.c), and
- * geoacc_compression_stats(), the quality of a simplification.
+ * gpu_dp_simplify(traj, tolerance, preserve_collapsed, synchronized, use_z),
+ * a window function in the manner of PostGIS's ST_ClusterDBSCAN
+ * (lwgeom_window.c); geoacc_dp_simplify(), the same for one trajectory in a
+ * scalar call; and geoacc_compression_stats(), the quality of a
+ * simplification.  The positional arguments are ST_Simplify's, and so is
+ * the result: NULL where a line collapsed to two vertices with the same XY,
+ * unless preserve_collapsed.
  *
  * The window function works through its partition in chunks of rows: when
  * a row is asked for that the current chunk does not hold, it reads that
@@ -33,6 +37,7 @@ typedef struct SimplifyParams
 {
 	bool		null;			/* one of them is NULL: every result is NULL */
 	double		tolerance;
+	bool		preserve_collapsed;
 	bool		synchronized;
 	bool		use_z;
 } SimplifyParams;
@@ -88,29 +93,36 @@ typedef struct SimplifyPartition
 
 /* ------------------------------------------------------------ arguments */
 
-/* The current row's tolerance, synchronized and use_z, checked. */
+/* ERROR unless the tolerance is >= 0 (`row` names the row, 0-based; -1 for a scalar call). */
 static void
-ReadParams(WindowObject win, int64 row, SimplifyParams *p)
+CheckTolerance(double tolerance, int64 row)
 {
-	bool		null_tolerance,
-				null_synchronized,
-				null_use_z;
-	Datum		tolerance = WinGetFuncArgCurrent(win, 1, &null_tolerance);
-	Datum		synchronized = WinGetFuncArgCurrent(win, 2, &null_synchronized);
-	Datum		use_z = WinGetFuncArgCurrent(win, 3, &null_use_z);
-
-	memset(p, 0, sizeof(*p));
-	p->null = null_tolerance || null_synchronized || null_use_z;
-	if (p->null)
-		return;
-	p->tolerance = DatumGetFloat8(tolerance);
-	p->synchronized = DatumGetBool(synchronized);
-	p->use_z = DatumGetBool(use_z);
-	if (!(p->tolerance >= 0))
+	if (!(tolerance >= 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tolerance must be a non-negative number"),
-				 errdetail("Row " INT64_FORMAT " has tolerance %g.", row + 1, p->tolerance)));
+				 row >= 0 ? errdetail("Row " INT64_FORMAT " has tolerance %g.", row + 1, tolerance)
+				 : errdetail("tolerance is %g.", tolerance)));
+}
+
+/* The current row's tolerance, preserve_collapsed, synchronized and use_z, checked. */
+static void
+ReadParams(WindowObject win, int64 row, SimplifyParams *p)
+{
+	bool		nulls[4];
+	Datum		args[4];
+
+	for (int i = 0; i < 4; i++)
+		args[i] = WinGetFuncArgCurrent(win, i + 1, &nulls[i]);
+	memset(p, 0, sizeof(*p));
+	p->null = nulls[0] || nulls[1] || nulls[2] || nulls[3];
+	if (p->null)
+		return;
+	p->tolerance = DatumGetFloat8(args[0]);
+	p->preserve_collapsed = DatumGetBool(args[1]);
+	p->synchronized = DatumGetBool(args[2]);
+	p->use_z = DatumGetBool(args[3]);
+	CheckTolerance(p->tolerance, row);
 }
 
 static bool
@@ -118,7 +130,8 @@ SameParams(const SimplifyParams *a, const SimplifyParams *b)
 {
 	if (a->null || b->null)
 		return a->null == b->null;
-	return a->tolerance == b->tolerance && a->synchronized == b->synchronized && a->use_z == b->use_z;
+	return a->tolerance == b->tolerance && a->preserve_collapsed == b->preserve_collapsed &&
+		a->synchronized == b->synchronized && a->use_z == b->use_z;
 }
 
 /* On the first row: the parameters and memory. */
@@ -126,8 +139,8 @@ static void
 StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
 {
 	INSTR_TIME_SET_CURRENT(part->start);
-	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) &&
-		get_fn_expr_arg_stable(fcinfo->flinfo, 2) && get_fn_expr_arg_stable(fcinfo->flinfo, 3);
+	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) && get_fn_expr_arg_stable(fcinfo->flinfo, 2) &&
+		get_fn_expr_arg_stable(fcinfo->flinfo, 3) && get_fn_expr_arg_stable(fcinfo->flinfo, 4);
 	ReadParams(win, 0, &part->params);
 	part->distance = part->params.synchronized
 		? (part->params.use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
@@ -414,38 +427,77 @@ FinishPartition(SimplifyPartition *part)
 		 part->spent.compute_ms, part->spent.transfer_ms);
 }
 
-/* The row's trajectory with its kept vertices (the row itself if all stay). */
-static Datum
-RowResult(const SimplifyPartition *part, int64 row, Datum datum)
+/*
+ * ST_Simplify's rule for lines (liblwgeom's lwgeom_simplify_in_place): a
+ * line of more than two vertices that keeps only its ends, and those ends
+ * the same XY within FP_TOLERANCE (1e-12, absolute, as its p2d_same), has
+ * collapsed; it is NULL unless preserve_collapsed.  A line of two vertices
+ * is returned as it is.
+ */
+#define POSTGIS_FP_TOLERANCE 1e-12
+
+static bool
+Collapsed(uint32 npoints, uint32 kept, double x0, double y0, double x1, double y1, bool preserve_collapsed)
 {
-	const ChunkRow *r = &part->rows[row - part->chunk_begin];
-	int			nd = r->has_z ? 4 : 3;
+	return !preserve_collapsed && npoints > 2 && kept == 2 &&
+		fabs(x0 - x1) <= POSTGIS_FP_TOLERANCE && fabs(y0 - y1) <= POSTGIS_FP_TOLERANCE;
+}
+
+/*
+ * The trajectory of `npoints` vertices (x, y, [z,] m arrays, from index
+ * first) with its kept vertices, or the row's own datum if all stay; NULL
+ * (*isnull) where it collapsed.
+ */
+static Datum
+KeptLine(const double *x, const double *y, const double *z, const double *m, const uint8 *keep, uint32 first,
+		 uint32 npoints, bool has_z, int32 srid, bool preserve_collapsed, Datum datum, bool *isnull)
+{
+	int			nd = has_z ? 4 : 3;
 	uint32		kept = 0;
 	double	   *coords;
 	double	   *out;
 
-	if (r->npoints == 0)
-		return datum;
-	for (uint32 i = r->first; i < r->first + r->npoints; i++)
-		kept += part->keep[i];
-	if (kept == r->npoints)
+	*isnull = false;
+	for (uint32 i = first; i < first + npoints; i++)
+		kept += keep[i];
+	if (Collapsed(npoints, kept, x[first], y[first], x[first + npoints - 1], y[first + npoints - 1],
+				  preserve_collapsed))
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	if (kept == npoints)
 		return datum;
 	coords = palloc_extended((Size) kept * nd * sizeof(double), MCXT_ALLOC_HUGE);
 	out = coords;
-	for (uint32 i = r->first; i < r->first + r->npoints; i++)
-		if (part->keep[i])
+	for (uint32 i = first; i < first + npoints; i++)
+		if (keep[i])
 		{
-			*out++ = part->x[i];
-			*out++ = part->y[i];
-			if (r->has_z)
-				*out++ = part->z[i];
-			*out++ = part->m[i];
+			*out++ = x[i];
+			*out++ = y[i];
+			if (has_z)
+				*out++ = z[i];
+			*out++ = m[i];
 		}
-	return GeoaccLineToGeometry(coords, kept, r->has_z, true, part->srid);
+	return GeoaccLineToGeometry(coords, kept, has_z, true, srid);
+}
+
+/* The row's result from the chunk (the row itself for those of at most two vertices). */
+static Datum
+RowResult(const SimplifyPartition *part, int64 row, Datum datum, bool *isnull)
+{
+	const ChunkRow *r = &part->rows[row - part->chunk_begin];
+
+	*isnull = false;
+	if (r->npoints == 0)
+		return datum;
+	return KeptLine(part->x, part->y, part->z, part->m, part->keep, r->first, r->npoints, r->has_z, part->srid,
+					part->params.preserve_collapsed, datum, isnull);
 }
 
 /*
- * gpu_dp_simplify(traj, tolerance, synchronized, use_z) OVER (...)
+ * gpu_dp_simplify(traj, tolerance, preserve_collapsed, synchronized, use_z)
+ * OVER (...)
  */
 PG_FUNCTION_INFO_V1(gpu_dp_simplify);
 Datum
@@ -468,7 +520,7 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 		if (!SameParams(&p, &part->params))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("tolerance, synchronized and use_z must be the same on every row of a window partition"),
+					 errmsg("tolerance, preserve_collapsed, synchronized and use_z must be the same on every row of a window partition"),
 					 errdetail("Row " INT64_FORMAT " differs from row 1.", row + 1)));
 	}
 	if (part->params.null)
@@ -476,9 +528,92 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 	if (row >= part->chunk_end)
 		ComputeChunk(win, part, row);
 	datum = WinGetFuncArgCurrent(win, 0, &isnull);
-	result = isnull ? (Datum) 0 : RowResult(part, row, datum);
+	result = isnull ? (Datum) 0 : RowResult(part, row, datum, &isnull);
 	if (part->ended && row == part->nrows - 1)
 		FinishPartition(part);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+/*
+ * geoacc_dp_simplify(traj, tolerance, preserve_collapsed, synchronized,
+ * use_z): the window function's result for one trajectory, computed alone
+ * (for UPDATE, WHERE, views and generated columns)
+ */
+PG_FUNCTION_INFO_V1(geoacc_dp_simplify_scalar);
+Datum
+geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
+{
+	struct varlena *geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	double		tolerance = PG_GETARG_FLOAT8(1);
+	bool		preserve_collapsed = PG_GETARG_BOOL(2);
+	bool		synchronized = PG_GETARG_BOOL(3);
+	bool		use_z = PG_GETARG_BOOL(4);
+	GeoaccLine	line;
+	GeoaccTrajectories batch;
+	uint32		offsets[2];
+	double	   *x,
+			   *y,
+			   *z = NULL,
+			   *m;
+	uint8	   *keep;
+	int			nd;
+	GeoaccCall	call;
+	GeoaccStatus status;
+	GeoaccSimplifyDistance distance = synchronized ? (use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
+		: (use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
+	bool		isnull;
+	Datum		result;
+
+	CheckTolerance(tolerance, -1);
+	GeoaccLineFromGeometry(geom, &line, "traj");
+	if (use_z && line.npoints > 0 && !line.has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("traj has no Z values"),
+				 errhint("use_z => true needs LINESTRING ZM trajectories.")));
+	if (line.npoints > 0)
+		GeoaccCheckTrajectory(&line, "traj");
+	if (line.npoints <= 2)
+		PG_RETURN_POINTER(geom);
+
+	/* the window function's arrays for one trajectory */
+	nd = line.ndims;
+	x = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
+	y = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
+	m = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
+	if (line.has_z)
+		z = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
+	keep = palloc_extended((Size) line.npoints, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < line.npoints; i++)
+	{
+		const double *p = line.coords + (size_t) i * nd;
+
+		x[i] = p[0];
+		y[i] = p[1];
+		if (z)
+			z[i] = p[2];
+		m[i] = p[nd - 1];
+	}
+	offsets[0] = 0;
+	offsets[1] = line.npoints;
+	batch.ntrajectories = 1;
+	batch.offsets = offsets;
+	batch.x = x;
+	batch.y = y;
+	batch.z = use_z ? z : NULL;
+	batch.m = synchronized ? m : NULL;
+
+	GeoaccCallBegin(&call, "geoacc_dp_simplify", line.npoints);
+	status = geoacc_dp_simplify(call.device, &batch, distance, tolerance, keep, NULL);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_dp_simplify(call.device, &batch, distance, tolerance, keep, NULL);
+	GeoaccCheck(status);
+	GeoaccCallEnd(&call);
+
+	result = KeptLine(x, y, z, m, keep, 0, line.npoints, line.has_z, line.srid, preserve_collapsed,
+					  PointerGetDatum(geom), &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);

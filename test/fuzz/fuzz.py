@@ -134,9 +134,12 @@ def case_simplify(rng):
     rows = ", ".join("(%d, %s)" % (i, trajectory(rng, rng.randint(2, 60), with_z=rng.random() < 0.3))
                      for i in range(rng.randint(1, 6)))
     tol = rng.choice([0.0, 1e-9, 0.5, 1, 10, 1e5, float("inf")]) * rng.choice([1, 1e-150, 1e150])
-    return ("(SELECT bool_and(ST_AsEWKB(s) = ST_AsEWKB(p) OR (p IS NULL AND ST_NPoints(s) = 2)) "
-            "FROM (SELECT gpu_dp_simplify(g, %s) OVER () AS s, ST_Simplify(g, %s) AS p "
-            "FROM (VALUES %s) v(id, g)) x)" % (num(tol), num(tol), rows))
+    preserve = rng.choice(["false", "true"])
+    # the window function and the scalar form against ST_Simplify with the same positional arguments
+    return ("(SELECT bool_and(ST_AsEWKB(s) IS NOT DISTINCT FROM ST_AsEWKB(p) "
+            "AND ST_AsEWKB(geoacc_dp_simplify(g, %s, %s)) IS NOT DISTINCT FROM ST_AsEWKB(p)) "
+            "FROM (SELECT g, gpu_dp_simplify(g, %s, %s) OVER () AS s, ST_Simplify(g, %s, %s) AS p "
+            "FROM (VALUES %s) v(id, g)) x)" % (num(tol), preserve, num(tol), preserve, num(tol), preserve, rows))
 
 
 def series(rng, dims, extreme=True):
