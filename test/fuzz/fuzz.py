@@ -289,6 +289,48 @@ def case_segment_join(rng):
     return ("fuzz_segment_join_agrees(%s, %r, %s)" % (quote(values), d, quote(method)))
 
 
+def tin(rng, ntriangles, scale, origin):
+    """A TIN Z of random triangles (some degenerate, some sharing corners) as SQL."""
+    corners = []
+    pts = [(origin[0] + rng.uniform(0, 1) * scale, origin[1] + rng.uniform(0, 1) * scale, rng.uniform(0, 1) * scale)
+           for _ in range(max(3, ntriangles))]
+    for _ in range(ntriangles):
+        a, b, c = (rng.choice(pts) for _ in range(3))
+        corners.append("((%r %r %r,%r %r %r,%r %r %r,%r %r %r))" % (a + b + c + a))
+    return "ST_SetSRID('TIN Z (%s)'::geometry, 32633)" % ",".join(corners)
+
+
+def case_mesh_clip(rng):
+    scale = rng.choice([1.0, 100.0, 1e-3])
+    origin = rng.choice([(0.0, 0.0), (500000.0, 4000000.0)])
+    mesh = tin(rng, rng.randint(1, 40), scale, origin)
+    if rng.random() < 0.35:
+        box = rng.choice([
+            "'BOX3D(0 0 0, 1 1 1)'::box3d", "'BOX3D(1 1 1, 0 0 0)'::box3d", "NULL::box3d",
+            "ST_3DMakeBox(ST_MakePoint('NaN', 0, 0), ST_MakePoint(1, 1, 1))",
+            "ST_3DMakeBox(ST_MakePoint(0, 0, 0), ST_MakePoint('Infinity', 1, 1))"])
+        target = rng.choice([mesh, "'POLYGON Z ((0 0 0, 1 0 0, 1 1 0, 0 0 0))'::geometry", "'TIN EMPTY'::geometry",
+                             "'POLYHEDRALSURFACE Z (((0 0 0, 1 0 0, 1 1 0, 0 1 0, 0 0 0)))'::geometry",
+                             "'TIN ZM (((0 0 0 1, 1 0 0 1, 0 1 0 1, 0 0 0 1)))'::geometry", "NULL::geometry",
+                             "ST_SetSRID(ST_MakePoint(1, 2, 3), 32633)",
+                             "set_byte(geoacc_mesh_to_ply(%s), %d, %d)" % (mesh, rng.randint(0, 300), rng.randint(0, 255)),
+                             "substring(geoacc_mesh_to_ply(%s) FROM 1 FOR %d)" % (mesh, rng.randint(0, 400)),
+                             "'ply\\nformat ascii 1.0\\nelement vertex 1\\nend_header\\n'::bytea"])
+        sql = rng.choice([
+            "SELECT gpu_mesh_clip(%s, %s)" % (target, box),
+            "SELECT count(*) FROM gpu_mesh_clip(%s, ARRAY[%s, NULL])" % (target, box),
+            "SELECT geoacc_mesh_from_ply(%s)" % target if "ply" in target else "SELECT geoacc_mesh_to_ply(%s)" % target,
+            "SELECT length(geoacc_mesh_to_glb(%s))" % target,
+            "SELECT count(*) FROM geoacc_tile_grid(%s, %s, %s, %s)" % (box, hostile_int(rng), hostile_int(rng),
+                                                                      hostile_int(rng)),
+        ])
+        return "fuzz_try(%s)" % quote(sql)
+    # the tiles of a grid over the mesh's extent add up to its area (PostGIS's ST_Area of the TINs); one box
+    # alone equals the multi-box form and the PLY form
+    n = (rng.randint(1, 4), rng.randint(1, 4), rng.randint(1, 2))
+    return ("fuzz_mesh_clip_agrees(%s, %d, %d, %d, %r)" % (quote(mesh), n[0], n[1], n[2], rng.uniform(0.1, 0.9)))
+
+
 FUNCTIONS = {
     "simplify": case_simplify,
     "twed": case_twed,
@@ -297,6 +339,7 @@ FUNCTIONS = {
     "raster_png": case_png,
     "compression_stats": case_compression,
     "segment_join": case_segment_join,
+    "mesh_clip": case_mesh_clip,
 }
 
 # --------------------------------------------------------------- driver

@@ -194,4 +194,56 @@ BEGIN
 	RETURN bad = 0;
 END
 $$;
+
+-- gpu_mesh_clip of the TIN `mesh` (SQL text): the nx x ny x nz tiles of its extent add up to its area
+-- (ST_Area, to 1e-9 relative), and a box at fraction f of the extent clips the same as one box of the
+-- multi-box form and as the PLY form read back.
+CREATE OR REPLACE FUNCTION fuzz_mesh_clip_agrees(mesh text, nx int, ny int, nz int, f float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	m geometry;
+	whole float8;
+	tiles float8;
+	perimeter float8;
+	slack float8;
+	box box3d;
+	single geometry;
+	multi geometry;
+	ply geometry;
+BEGIN
+	EXECUTE 'SELECT ' || mesh INTO m;
+	-- areas measured from the mesh's corner (exact differences): at UTM magnitudes ST_Area's products cancel
+	whole := ST_Area(ST_Translate(m, -ST_XMin(m), -ST_YMin(m)));
+	SELECT coalesce(sum(ST_Area(ST_Translate(c, -ST_XMin(m), -ST_YMin(m)))), 0),
+		coalesce(sum(ST_Perimeter(c)), 0) + ST_Perimeter(m) INTO tiles, perimeter
+	FROM geoacc_tile_grid(Box3D(m), nx, ny, nz) g, gpu_mesh_clip(m, g.box) c;
+	-- a cut point is rounded to the coordinates' ulp: triangles a few ulps wide (1e-3 at UTM
+	-- magnitudes) can be held to that, not to 1e-9
+	slack := 16 * 2.220446049250313e-16 * greatest(abs(ST_XMin(m)), abs(ST_XMax(m)), abs(ST_YMin(m)),
+		abs(ST_YMax(m))) * perimeter;
+	box := ST_3DMakeBox(ST_MakePoint(ST_XMin(m), ST_YMin(m), ST_ZMin(m)),
+		ST_MakePoint(ST_XMin(m) + f * (ST_XMax(m) - ST_XMin(m)), ST_YMin(m) + f * (ST_YMax(m) - ST_YMin(m)),
+			ST_ZMax(m)));
+	single := gpu_mesh_clip(m, box);
+	SELECT c.mesh INTO multi FROM gpu_mesh_clip(m, ARRAY[box]) c;
+	ply := geoacc_mesh_from_ply(gpu_mesh_clip(geoacc_mesh_to_ply(m), box), 32633);
+	IF abs(tiles - whole) > 1e-9 * whole + slack THEN
+		PERFORM set_config('fuzz.detail', format('tiles add up to %s, the mesh has %s', tiles, whole), false);
+		RETURN false;
+	END IF;
+	IF ST_AsEWKB(single) IS DISTINCT FROM ST_AsEWKB(multi) THEN
+		PERFORM set_config('fuzz.detail', 'one box differs from the multi-box form', false);
+		RETURN false;
+	END IF;
+	IF ST_AsEWKB(ST_Normalize(ply)) IS DISTINCT FROM ST_AsEWKB(ST_Normalize(single))
+		AND (abs(ST_Area(ST_Translate(ply, -ST_XMin(m), -ST_YMin(m))) - ST_Area(ST_Translate(single, -ST_XMin(m),
+			-ST_YMin(m)))) > 1e-9 * ST_Area(ST_Translate(single, -ST_XMin(m), -ST_YMin(m))) + slack
+			OR ST_NumGeometries(ply) IS DISTINCT FROM ST_NumGeometries(single)) THEN
+		PERFORM set_config('fuzz.detail', format('the PLY form has %s triangles, area %s; the TIN form %s, %s',
+			ST_NumGeometries(ply), ST_Area(ply), ST_NumGeometries(single), ST_Area(single)), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
 RESET client_min_messages;
