@@ -247,3 +247,12 @@ SELECT abs(gpu_twed(ARRAY[[0, 0]]::float8[], NULL, ARRAY[[1, 1]]::float8[], NULL
 		/ (sqrt(2) * 1e200) - 1) < 1e-15 AS near_1e200,
 	gpu_twed('{1.5e308}'::float8[], NULL, '{-1.5e308}', NULL, 0, 0) = 'Infinity' AS beyond_float8;
 SELECT gpu_twed('{1, 2}'::float8[], '{-1e308, 1e308}', '{1}', NULL, 0, 1);
+
+-- nu and lambda default to 0.001 and 1.0 (aeon's defaults)
+SELECT gpu_twed(x.traj, y.traj) = gpu_twed(x.traj, y.traj, 0.001, 1.0) AS geometry_defaults,
+	gpu_twed('{1, 2, 3}'::float8[], NULL, '{1, 5}'::float8[], NULL) = gpu_twed('{1, 2, 3}'::float8[], NULL, '{1, 5}',
+		NULL, 0.001, 1.0) AS array_defaults
+FROM ny x, ny y WHERE x.id = (SELECT min(id) FROM ny) AND y.id = (SELECT max(id) FROM ny);
+SELECT bool_and(m.distance = p.distance) AS matrix_defaults
+FROM gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL) m
+	JOIN gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL, 0.001, 1.0) p USING (a_id, b_id);

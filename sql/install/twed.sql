@@ -1,20 +1,21 @@
--- Time Warp Edit Distance (Marteau 2009) between series and trajectories.
+-- Time Warp Edit Distance (Marteau 2009) between series and trajectories.  nu and lambda default to
+-- 0.001 and 1.0, the defaults of the aeon toolkit's TWED.
 
-CREATE FUNCTION gpu_twed(a float8[], ta float8[], b float8[], tb float8[], nu float8, lambda float8,
+CREATE FUNCTION gpu_twed(a float8[], ta float8[], b float8[], tb float8[], nu float8 DEFAULT 0.001, lambda float8 DEFAULT 1.0,
 	degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false)
 	RETURNS float8
 	AS 'MODULE_PATHNAME', 'gpu_twed' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 5000;
 COMMENT ON FUNCTION gpu_twed(float8[], float8[], float8[], float8[], float8, float8, int, boolean, boolean) IS
 	'Time Warp Edit Distance between series a and b (n x k or 1-D float8 arrays) with times ta and tb (NULL: 1..n); nu: stiffness, lambda: deletion penalty, degree: p of the Lp distance between points (root = false: without the p-th root), float32: single precision';
 
-CREATE FUNCTION gpu_twed(a geometry, b geometry, nu float8, lambda float8,
+CREATE FUNCTION gpu_twed(a geometry, b geometry, nu float8 DEFAULT 0.001, lambda float8 DEFAULT 1.0,
 	degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false)
 	RETURNS float8
 	AS 'MODULE_PATHNAME', 'gpu_twed_geometry' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5000;
 COMMENT ON FUNCTION gpu_twed(geometry, geometry, float8, float8, int, boolean, boolean) IS
 	'Time Warp Edit Distance between trajectories a and b (LINESTRING M or ZM): X, Y (and Z) are the values, M the time';
 
-CREATE FUNCTION gpu_twed_matrix(a_sql text, b_sql text, nu float8, lambda float8,
+CREATE FUNCTION gpu_twed_matrix(a_sql text, b_sql text, nu float8 DEFAULT 0.001, lambda float8 DEFAULT 1.0,
 	degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false)
 	RETURNS TABLE(a_id bigint, b_id bigint, distance float8)
 	AS 'MODULE_PATHNAME', 'gpu_twed_matrix' LANGUAGE C VOLATILE PARALLEL RESTRICTED COST 10 ROWS 10000;
