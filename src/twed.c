@@ -236,6 +236,13 @@ SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varl
 				 errmsg("%s must not be empty", label)));
 	GeoaccCheckTrajectory(&line, label);
 	k = line.ndims - 1;
+	if (shape->dims != 0 && shape->dims != k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have Z or all lack it"),
+				 errdetail("%s is a LINESTRING %s, %s a LINESTRING %s.", shape->first, shape->dims == 3 ? "ZM" : "M",
+						   label, k == 3 ? "ZM" : "M"),
+				 errhint("Use ST_Force3DM() to drop Z from the trajectories that have it.")));
 	CheckDims(shape, k, label);
 	if (!shape->has_srid)
 	{
