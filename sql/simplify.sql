@@ -188,6 +188,11 @@ UPDATE simplify_update SET traj = geoacc_dp_simplify(traj, 10, true);
 SELECT count(*) AS updated, bool_and(ST_AsEWKB(u.traj) = ST_AsEWKB(a.preserved)) AS as_the_window_function
 FROM simplify_update u JOIN simplify_ais a ON a.id = u.id AND a.tolerance = 10;
 
+-- lon/lat trajectories: a NOTICE, once per statement, that the tolerance is in degrees
+SELECT count(s) AS simplified FROM (SELECT gpu_dp_simplify(ST_SetSRID(traj, 4326), 0.001) OVER () AS s
+	FROM ais_tracks WHERE id < 20) x;
+SELECT count(geoacc_dp_simplify(ST_SetSRID(traj, 4326), 0.001)) AS simplified FROM ais_tracks WHERE id < 20;
+
 -- bad input: an ERROR naming the row (and the vertex)
 SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
 FROM (VALUES (1, 'LINESTRING M (0 0 1, 1 1 2)'::geometry), (2, 'POINT M (0 0 1)')) v(id, traj);

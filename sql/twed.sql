@@ -256,3 +256,7 @@ FROM ny x, ny y WHERE x.id = (SELECT min(id) FROM ny) AND y.id = (SELECT max(id)
 SELECT bool_and(m.distance = p.distance) AS matrix_defaults
 FROM gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL) m
 	JOIN gpu_twed_matrix('SELECT id, traj FROM ny ORDER BY id', NULL, 0.001, 1.0) p USING (a_id, b_id);
+
+-- lon/lat trajectories: a NOTICE, once per statement, that the distances are in degrees
+SELECT count(gpu_twed(ST_SetSRID(x.traj, 4326), ST_SetSRID(y.traj, 4326))) AS distances
+FROM ny x JOIN ny y ON x.id < y.id WHERE x.id < (SELECT min(id) + 3 FROM ny);

@@ -152,6 +152,12 @@ Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
 /* true when spatial_ref_sys says the SRID's coordinates are longitude/latitude. */
 bool		GeoaccSridIsGeographic(int32 srid);
 
+/*
+ * A NOTICE, once per statement, that `function` measures in degrees when
+ * the SRID is geographic (PostGIS's rule: geometry in SRID units).
+ */
+void		GeoaccNoticeIfGeographic(int32 srid, const char *function);
+
 /* The triangles of a mesh geometry, corner by corner (palloc'd, ntriangles * 9 doubles). */
 typedef struct GeoaccTriangles
 {

@@ -13,6 +13,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
@@ -24,6 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 /* PostGIS's extension OID and the objects found for it (redone when it changes) */
 static Oid	postgis_extension = InvalidOid;
@@ -157,6 +159,9 @@ GeoaccInnerQueryOpen(const char *sql, const char *argname)
 bool
 GeoaccSridIsGeographic(int32 srid)
 {
+	/* the last answer: a statement over many rows asks about one SRID many times */
+	static int32 cached_srid = 0;
+	static bool cached_geographic = false;
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(srid)};
 	bool		geographic = false;
@@ -164,6 +169,8 @@ GeoaccSridIsGeographic(int32 srid)
 
 	if (srid <= 0)
 		return false;
+	if (srid == cached_srid)
+		return cached_geographic;
 	LookupPostgis();
 	sql = psprintf("SELECT srtext ~ '^\\s*GEOG' OR proj4text ~ '\\+proj=(longlat|latlong)' FROM %s.spatial_ref_sys "
 				   "WHERE srid = $1",
@@ -180,5 +187,22 @@ GeoaccSridIsGeographic(int32 srid)
 		geographic = !isnull && DatumGetBool(d);
 	}
 	SPI_finish();
+	cached_srid = srid;
+	cached_geographic = geographic;
 	return geographic;
+}
+
+void
+GeoaccNoticeIfGeographic(int32 srid, const char *function)
+{
+	static TimestampTz noticed_statement = 0;
+
+	if (noticed_statement == GetCurrentStatementStartTimestamp() || !GeoaccSridIsGeographic(srid))
+		return;
+	noticed_statement = GetCurrentStatementStartTimestamp();
+	ereport(NOTICE,
+			(errmsg("%s measures in the units of SRID %d: degrees", function, srid),
+			 errdetail("Tolerances and distances are then in degrees of longitude and latitude, not metres."),
+			 errhint("Transform the trajectories to a projected SRID first, for example ST_Transform(traj, 32618) "
+					 "for UTM zone 18N.")));
 }

@@ -321,6 +321,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 			part->have_srid = true;
 			part->srid = line.srid;
 			part->srid_row = row;
+			GeoaccNoticeIfGeographic(line.srid, "gpu_dp_simplify");
 		}
 		else if (line.srid != part->srid)
 			ereport(ERROR,
@@ -577,6 +578,7 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 		GeoaccCheckTrajectory(&line, "traj");
 	if (line.npoints <= 2)
 		PG_RETURN_POINTER(geom);
+	GeoaccNoticeIfGeographic(line.srid, "geoacc_dp_simplify");
 
 	/* the window function's arrays for one trajectory */
 	nd = line.ndims;

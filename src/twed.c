@@ -249,6 +249,7 @@ SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varl
 		shape->has_srid = true;
 		shape->srid = line.srid;
 		shape->srid_first = label;
+		GeoaccNoticeIfGeographic(line.srid, "gpu_twed");
 	}
 	else if (shape->srid != line.srid)
 		ereport(ERROR,
