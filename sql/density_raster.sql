@@ -224,6 +224,19 @@ SELECT dr_png_info(geoacc_raster_png(set_byte(r, 61, 64 + 11))) FROM dr_png;
 SELECT dr_png_info(geoacc_raster_png(gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry,
 	ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 1, 1)));
 
+-- one colour scale for many tiles or frames: vmin and vmax (NULL: the band's own); values beyond take
+-- the end colours; transparent_zero makes empty cells transparent (colour type 6)
+SELECT geoacc_raster_png(r, 'viridis', 'linear', vmin => 0) = geoacc_raster_png(r, 'viridis', 'linear')
+		AS vmin_0_is_the_minimum,
+	geoacc_raster_png(r, 'viridis', 'linear', 0, 1e9) <> geoacc_raster_png(r, 'viridis', 'linear') AS wider_scale_differs,
+	geoacc_raster_png(r, 'gray', 'linear', 0, 1e-300) = geoacc_raster_png(r, 'gray', 'linear', 0, 1e-299)
+		AS saturated_alike,
+	dr_png_info(geoacc_raster_png(r, transparent_zero => true)) AS transparent_zero,
+	geoacc_raster_png(NULL, 'viridis') IS NULL AND geoacc_raster_png(r, NULL) IS NULL AS nulls
+FROM dr_png;
+SELECT geoacc_raster_png(r, 'viridis', 'linear', 5, 5) FROM dr_png;
+SELECT geoacc_raster_png(r, 'viridis', 'linear', 'NaN', 1) FROM dr_png;
+
 -- a large PNG stops at a cancel or statement_timeout (it is written row by row)
 CREATE TEMP TABLE dr_big AS
 SELECT gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)),

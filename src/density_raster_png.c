@@ -269,6 +269,9 @@ ScaleValue(ColorScale scale, double v, double min, double max)
 	/* halves first: max - min may exceed the float8 range (values near +-1e308) */
 	double		x = max > min ? (v * 0.5 - min * 0.5) / (max * 0.5 - min * 0.5) : 0.0;
 
+	/* values beyond vmin and vmax take the end colours */
+	x = fmin(fmax(x, 0.0), 1.0);
+
 	switch (scale)
 	{
 		case SCALE_SQRT:
@@ -459,6 +462,7 @@ typedef struct HeatmapRows
 	ColorScale	scale;
 	double		min;
 	double		max;
+	bool		transparent_zero;	/* value 0 is transparent too */
 	int			channels;
 } HeatmapRows;
 
@@ -474,7 +478,7 @@ HeatmapRow(void *context, uint32 r, uint8 *rgb)
 		double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
 		uint8	   *px = rgb + (size_t) c * h->channels;
 
-		if (PixelIsData(band, v))
+		if (PixelIsData(band, v) && !(h->transparent_zero && v == 0))
 		{
 			ColorAt(h->map, ScaleValue(h->scale, v, h->min, h->max), px);
 			if (h->channels == 4)
@@ -486,22 +490,32 @@ HeatmapRow(void *context, uint32 r, uint8 *rgb)
 }
 
 /*
- * geoacc_raster_png(raster, colormap, scale): the first band as a heatmap PNG
+ * geoacc_raster_png(raster, colormap, scale, vmin, vmax, transparent_zero):
+ * the first band as a heatmap PNG; the colour scale runs from vmin to vmax
+ * (NULL: the band's minimum and maximum), so that tiles and frames made
+ * with the same bounds share one scale
  */
 PG_FUNCTION_INFO_V1(geoacc_raster_png);
 Datum
 geoacc_raster_png(PG_FUNCTION_ARGS)
 {
-	bytea	   *wkb = PG_GETARG_BYTEA_PP(0);
-	const Colormap *map = ColormapFromName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	ColorScale	scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	bytea	   *wkb;
+	const Colormap *map;
+	ColorScale	scale;
 	RasterBand	band;
 	double		min = INFINITY,
 				max = -INFINITY;
 	bool		transparent = false;
+	bool		transparent_zero;
 	size_t		npixels;
 	HeatmapRows rows;
 
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	wkb = PG_GETARG_BYTEA_PP(0);
+	map = ColormapFromName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 	BandFromWkb(wkb, &band);
 	npixels = (size_t) band.width * band.height;
 	for (size_t i = 0; i < npixels; i++)
@@ -510,7 +524,7 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 
 		if (i % 1048576 == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (PixelIsData(&band, v))
+		if (PixelIsData(&band, v) && !(transparent_zero && v == 0))
 		{
 			min = fmin(min, v);
 			max = fmax(max, v);
@@ -518,11 +532,22 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 		else
 			transparent = true;
 	}
+	if (!PG_ARGISNULL(3))
+		min = PG_GETARG_FLOAT8(3);
+	if (!PG_ARGISNULL(4))
+		max = PG_GETARG_FLOAT8(4);
+	if ((!PG_ARGISNULL(3) || !PG_ARGISNULL(4)) && !(isfinite(min) && isfinite(max) && min < max))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("vmin and vmax must be finite with vmin below vmax"),
+				 errdetail("The colour scale runs from %g to %g.", min, max),
+				 errhint("Give both bounds, or leave one NULL to take it from the raster.")));
 	rows.band = &band;
 	rows.map = map;
 	rows.scale = scale;
 	rows.min = min;
 	rows.max = max;
+	rows.transparent_zero = transparent_zero;
 	rows.channels = transparent ? 4 : 3;
 	PG_RETURN_BYTEA_P(PngWrite(band.width, band.height, rows.channels, HeatmapRow, &rows));
 }

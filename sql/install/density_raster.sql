@@ -86,8 +86,10 @@ CREATE FUNCTION geoacc_density_kernel(kernel text DEFAULT 'gaussian', kernel_siz
 COMMENT ON FUNCTION geoacc_density_kernel(text, int) IS
 	'normalized kernel_size x kernel_size weights that gpu_density_raster convolves the counts with';
 
-CREATE FUNCTION geoacc_raster_png(raster bytea, colormap text DEFAULT 'viridis', scale text DEFAULT 'log')
+CREATE FUNCTION geoacc_raster_png(raster bytea, colormap text DEFAULT 'viridis', scale text DEFAULT 'log',
+	vmin float8 DEFAULT NULL, vmax float8 DEFAULT NULL, transparent_zero boolean DEFAULT false)
 	RETURNS bytea
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10000;
-COMMENT ON FUNCTION geoacc_raster_png(bytea, text, text) IS
-	'heatmap PNG of the first band of a raster WKB: colormap viridis, magma, inferno, plasma, cividis or gray; scale linear, sqrt or log; nodata transparent';
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
+COMMENT ON FUNCTION geoacc_raster_png(bytea, text, text, float8, float8, boolean) IS
+	'heatmap PNG of the first band of a raster WKB: colormap viridis, magma, inferno, plasma, cividis or gray; scale linear, sqrt or log '
+	'from vmin to vmax (NULL: the band''s minimum and maximum; one scale for many tiles when given); nodata, and 0 with transparent_zero, transparent';
