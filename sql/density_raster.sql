@@ -246,6 +246,16 @@ SELECT length(geoacc_raster_png(r)) FROM dr_big;
 RESET statement_timeout;
 DROP TABLE dr_big;
 
+-- the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories' SRID: the same raster
+-- as its box2d; another SRID is an error; a WARNING when no point fell inside the extent
+SELECT gpu_density_raster(traj, ST_MakeEnvelope(369000, 3984000, 647000, 4526000, 32618), 300, 600)
+	= (SELECT r FROM dr_png) AS geometry_extent_same
+FROM ais_tracks;
+SELECT gpu_density_raster(traj, ST_MakeEnvelope(369000, 3984000, 647000, 4526000, 3857), 300, 600) FROM ais_tracks;
+SELECT length(gpu_density_raster(traj, ST_MakeEnvelope(0, 0, 10, 10, 32618), 30, 30)) AS empty_raster_bytes
+FROM ais_tracks;
+SELECT gpu_density_raster(traj, 'SRID=32618;POLYGON EMPTY'::geometry, 30, 30) FROM ais_tracks;
+
 -- Bad arguments
 CREATE TEMP TABLE dr_one AS SELECT ST_SetSRID('LINESTRING M (0.5 0.5 1, 2.5 0.5 2)'::geometry, 32618) AS traj;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 0, 10) FROM dr_one;
@@ -258,7 +268,7 @@ SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 65) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, NULL) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, NULL) FROM dr_one;
-SELECT gpu_density_raster(traj, NULL, 10, 10) FROM dr_one;
+SELECT gpu_density_raster(traj, NULL::box2d, 10, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), NULL, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(0, 10)), 10, 10) FROM dr_one;
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point('Infinity', 10)), 10, 10) FROM dr_one;

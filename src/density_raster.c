@@ -56,7 +56,16 @@ typedef struct DensityArgs
 	GeoaccDensityKernel kernel;
 	int32		kernel_size;
 	bool		interpolate;
+	bool		extent_has_srid;	/* the extent was a geometry: its SRID must be the rows' */
+	int32		extent_srid;
 } DensityArgs;
+
+/* What a call site of the transition function prepares once (fn_extra). */
+typedef struct DensityCallSite
+{
+	bool		extent_is_geometry;
+	FmgrInfo	box2d;			/* PostGIS's box2d(geometry) */
+} DensityCallSite;
 
 /* What a state carries besides its counts and points; also the serial form's header. */
 typedef struct DensityHeader
@@ -158,11 +167,34 @@ ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
 {
 	int			nargs = PG_NARGS();
 
+	DensityCallSite *site = fcinfo->flinfo->fn_extra;
+
 	memset(args, 0, sizeof(*args));
 	CheckNotNull(fcinfo, 2, "extent");
 	CheckNotNull(fcinfo, 3, "width");
 	CheckNotNull(fcinfo, 4, "height");
-	GridFromBox2d(PG_GETARG_POINTER(2), &args->grid);
+	if (site == NULL)
+	{
+		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(DensityCallSite));
+		site->extent_is_geometry = get_fn_expr_argtype(fcinfo->flinfo, 2) == GeoaccGeometryOid();
+		site->box2d.fn_mcxt = fcinfo->flinfo->fn_mcxt;
+		fcinfo->flinfo->fn_extra = site;
+	}
+	if (site->extent_is_geometry)
+	{
+		struct varlena *extent = PG_DETOAST_DATUM(PG_GETARG_DATUM(2));
+		void	   *box = GeoaccGeometryBox2d(&site->box2d, PointerGetDatum(extent));
+
+		if (box == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("extent must not be an empty geometry")));
+		GridFromBox2d(box, &args->grid);
+		args->extent_has_srid = true;
+		args->extent_srid = GeoaccGeometrySrid(extent);
+	}
+	else
+		GridFromBox2d(PG_GETARG_POINTER(2), &args->grid);
 	args->grid.width = CheckSide(PG_GETARG_INT32(3), "width");
 	args->grid.height = CheckSide(PG_GETARG_INT32(4), "height");
 	if ((uint64) args->grid.width * args->grid.height > RASTER_MAX_CELLS)
@@ -196,7 +228,8 @@ ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
 static bool
 SameArgs(const DensityArgs *a, const DensityArgs *b)
 {
-	return a->grid.xmin == b->grid.xmin && a->grid.ymin == b->grid.ymin &&
+	return a->extent_has_srid == b->extent_has_srid && a->extent_srid == b->extent_srid &&
+		a->grid.xmin == b->grid.xmin && a->grid.ymin == b->grid.ymin &&
 		a->grid.xmax == b->grid.xmax && a->grid.ymax == b->grid.ymax &&
 		a->grid.width == b->grid.width && a->grid.height == b->grid.height &&
 		a->kernel == b->kernel && a->kernel_size == b->kernel_size && a->interpolate == b->interpolate;
@@ -333,6 +366,25 @@ AggregateContext(FunctionCallInfo fcinfo, const char *function)
 	return aggcontext;
 }
 
+/* A WARNING when rows were read but no sample fell inside the extent (a wrong extent or SRID). */
+static void
+WarnIfEmpty(const DensityState *state)
+{
+	size_t		cells = CellCount(&state->h.args);
+
+	if (state->h.cell_bound == 0)	/* no point was read at all */
+		return;
+	for (size_t i = 0; i < cells; i++)
+		if (state->counts[i] != 0)
+			return;
+	ereport(WARNING,
+			(errmsg("no point of the %lld trajectories fell inside the extent", (long long) state->h.rows),
+			 errdetail("The extent is BOX(%.17g %.17g,%.17g %.17g); the trajectories have SRID %d.",
+					   state->h.args.grid.xmin, state->h.args.grid.ymin, state->h.args.grid.xmax,
+					   state->h.args.grid.ymax, state->h.srid),
+			 errhint("Check that the extent is in the trajectories' coordinates.")));
+}
+
 /*
  * Transition: buffer the vertices of one trajectory
  */
@@ -378,6 +430,13 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 				 errmsg("gpu_density_raster input has mixed SRIDs"),
 				 errdetail("Row %lld has SRID %d; the rows before it have SRID %d.",
 						   (long long) row, line.srid, state->h.srid)));
+	if (args.extent_has_srid && line.srid != args.extent_srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the extent and the trajectories have different SRIDs"),
+				 errdetail("The extent has SRID %d, row %lld SRID %d.", args.extent_srid, (long long) row, line.srid),
+				 errhint("Transform the extent to the trajectories' SRID, for example "
+						 "ST_Transform(ST_TileEnvelope(z, x, y), %d).", line.srid)));
 	state->h.rows = row;
 	GeoaccCheckTrajectory(&line, what);
 
@@ -547,6 +606,7 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	StateFlush(state);
+	WarnIfEmpty(state);
 	pixels = palloc(CellCount(&state->h.args) * sizeof(double));
 	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) CellCount(&state->h.args));
 	status = geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,

@@ -108,6 +108,9 @@ typedef struct GeoaccLine
 #define GEOACC_TRIANGLETYPE 14
 #define GEOACC_TINTYPE 15
 
+/* SRID of a detoasted geometry (0: none). */
+int32		GeoaccGeometrySrid(const struct varlena *geom);
+
 /* Geometry type number of a detoasted geometry, and a name for messages. */
 uint32		GeoaccGeometryType(const struct varlena *geom);
 const char *GeoaccGeometryTypeName(uint32 type);
@@ -148,6 +151,12 @@ int64		GeoaccIdFromDatum(Datum datum, Oid type);
  * read-only cursor over it.
  */
 Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
+
+/*
+ * PostGIS's box2d(geometry) of a geometry datum, prepared in *fn on first
+ * use (fn->fn_oid InvalidOid); NULL for an empty geometry.
+ */
+void	   *GeoaccGeometryBox2d(FmgrInfo *fn, Datum geometry);
 
 /* true when spatial_ref_sys says the SRID's coordinates are longitude/latitude. */
 bool		GeoaccSridIsGeographic(int32 srid);

@@ -67,6 +67,15 @@ GeoaccGeometryType(const struct varlena *geom)
 	return type;
 }
 
+int32
+GeoaccGeometrySrid(const struct varlena *geom)
+{
+	GeometryHeader h;
+
+	ReadHeader(geom, &h);
+	return h.srid;
+}
+
 const char *
 GeoaccGeometryTypeName(uint32 type)
 {

@@ -20,6 +20,8 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -154,6 +156,27 @@ GeoaccInnerQueryOpen(const char *sql, const char *argname)
 	if (portal == NULL)
 		elog(ERROR, "SPI_cursor_open failed for %s: %s", argname, SPI_result_code_string(SPI_result));
 	return portal;
+}
+
+void *
+GeoaccGeometryBox2d(FmgrInfo *fn, Datum geometry)
+{
+	LOCAL_FCINFO(call, 1);
+	Datum		result;
+
+	if (!OidIsValid(fn->fn_oid))
+	{
+		Oid			argtype = GeoaccGeometryOid();
+		Oid			function = LookupFuncName(list_make2(makeString(get_namespace_name(postgis_schema)),
+														 makeString("box2d")), 1, &argtype, false);
+
+		fmgr_info_cxt(function, fn, fn->fn_mcxt ? fn->fn_mcxt : CurrentMemoryContext);
+	}
+	InitFunctionCallInfoData(*call, fn, 1, InvalidOid, NULL, NULL);
+	call->args[0].value = geometry;
+	call->args[0].isnull = false;
+	result = FunctionCallInvoke(call);
+	return call->isnull ? NULL : DatumGetPointer(result);
 }
 
 bool
