@@ -55,3 +55,17 @@ DROP TABLE scratch;
 -- column types are checked when the query returns no rows too
 SELECT * FROM gpu_twed_matrix('SELECT 1, ''x''::text WHERE false', NULL, 1, 1);
 SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1.5, ''{1}''::float8[] WHERE false', 1, 1);
+
+-- columns found by name (id, traj; id, values[, times]) in any order, other columns ignored
+CREATE TEMP TABLE named (id int, name text, traj geometry, vals float8[], stamps float8[]);
+INSERT INTO named VALUES
+	(1, 'a', 'LINESTRING M (0 0 1, 1 1 2)', '{1, 2}', '{1, 2}'),
+	(2, 'b', 'LINESTRING M (0 1 1, 1 3 2)', '{1, 5}', '{1, 3}'),
+	(3, 'c', 'LINESTRING M (2 1 1, 1 3 4)', '{4, 5}', '{2, 3}');
+SELECT bool_and(n.distance = p.distance) AS by_name_equals_by_position, count(*) AS pairs
+FROM gpu_twed_matrix('SELECT name, traj, 0.5 AS weight, id FROM named', NULL) n
+	JOIN gpu_twed_matrix('SELECT id, traj FROM named', NULL) p USING (a_id, b_id);
+SELECT bool_and(n.distance = p.distance) AS values_and_times_by_name, count(*) AS pairs
+FROM gpu_twed_matrix('SELECT stamps AS times, name, vals AS values, id FROM named', NULL) n
+	JOIN gpu_twed_matrix('SELECT id, vals, stamps FROM named', NULL) p USING (a_id, b_id);
+SELECT * FROM gpu_twed_matrix('SELECT name, traj, id::numeric AS id FROM named', NULL);

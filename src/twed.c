@@ -390,23 +390,65 @@ typedef enum QueryForm
 	FORM_TRAJECTORY				/* (id, trajectory) */
 } QueryForm;
 
-/* The form of an inner query's rows, from its column types (domains through their base types). */
-static QueryForm
+/* Where an inner query's row holds what: column numbers, 1-based (times 0: none). */
+typedef struct QueryColumns
+{
+	QueryForm	form;
+	int			id;
+	int			series;			/* values or trajectory */
+	int			times;
+} QueryColumns;
+
+/* The column named `name` (case-insensitive), 0 if none. */
+static int
+ColumnNamed(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && pg_strcasecmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i + 1;
+	return 0;
+}
+
+/*
+ * The columns of an inner query's rows, as pgRouting reads its inner
+ * queries: by name when it has an "id" column and a "traj" (geometry) or a
+ * "values" (float8[], with an optional "times") column, other columns
+ * ignored; else by position, (id, values[, times]) or (id, trajectory).
+ * Types by OID, domains through their base types.
+ */
+static QueryColumns
 CheckQueryColumns(TupleDesc desc, const char *argname)
 {
 	int			natts = desc->natts;
+	int			id = ColumnNamed(desc, "id");
+	int			traj = ColumnNamed(desc, "traj");
+	int			values = ColumnNamed(desc, "values");
+	int			times = ColumnNamed(desc, "times");
+	QueryColumns c = {FORM_VALUES, 1, 2, 0};
 	StringInfoData types;
 
+	if (id > 0 && GeoaccIsIdType(GeoaccColumnType(desc, id)))
+	{
+		if (traj > 0 && GeoaccColumnType(desc, traj) == GeoaccGeometryOid())
+			return (QueryColumns) {FORM_TRAJECTORY, id, traj, 0};
+		if (values > 0 && GeoaccColumnType(desc, values) == FLOAT8ARRAYOID)
+		{
+			if (times == 0)
+				return (QueryColumns) {FORM_VALUES, id, values, 0};
+			if (GeoaccColumnType(desc, times) == FLOAT8ARRAYOID)
+				return (QueryColumns) {FORM_VALUES_TIMES, id, values, times};
+		}
+	}
 	if (natts >= 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1)))
 	{
 		Oid			second = GeoaccColumnType(desc, 2);
 
 		if (natts == 2 && second == FLOAT8ARRAYOID)
-			return FORM_VALUES;
+			return c;
 		if (natts == 3 && second == FLOAT8ARRAYOID && GeoaccColumnType(desc, 3) == FLOAT8ARRAYOID)
-			return FORM_VALUES_TIMES;
+			return (QueryColumns) {FORM_VALUES_TIMES, 1, 2, 3};
 		if (natts == 2 && second == GeoaccGeometryOid())
-			return FORM_TRAJECTORY;
+			return (QueryColumns) {FORM_TRAJECTORY, 1, 2, 0};
 	}
 	initStringInfo(&types);
 	for (int i = 1; i <= natts; i++)
@@ -415,7 +457,8 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("%s must return (id, values[, times]) or (id, trajectory)", argname),
 			 errdetail("It returns (%s).", types.data),
-			 errhint("The id is an integer, values and times are float8[], a trajectory is a geometry.")));
+			 errhint("The id is an integer, values and times are float8[], a trajectory is a geometry; "
+					 "columns named id, traj, values and times are found by name.")));
 	pg_unreachable();
 }
 
@@ -425,6 +468,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 {
 	Portal		portal;
 	uint64		row = 0;
+	QueryColumns cols;
 	QueryForm	form;
 	Oid			id_type;
 
@@ -432,8 +476,9 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 		elog(ERROR, "SPI_connect failed");
 	portal = GeoaccInnerQueryOpen(sql, argname);
 	/* checked before any row, so a query returning none is checked too */
-	form = CheckQueryColumns(portal->tupDesc, argname);
-	id_type = GeoaccColumnType(portal->tupDesc, 1);
+	cols = CheckQueryColumns(portal->tupDesc, argname);
+	form = cols.form;
+	id_type = GeoaccColumnType(portal->tupDesc, cols.id);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
@@ -444,7 +489,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 			HeapTuple	tuple = SPI_tuptable->vals[i];
 			TupleDesc	desc = SPI_tuptable->tupdesc;
 			bool		isnull;
-			Datum		id_datum = SPI_getbinval(tuple, desc, 1, &isnull);
+			Datum		id_datum = SPI_getbinval(tuple, desc, cols.id, &isnull);
 			int64		id;
 			Datum		series;
 			char	   *label;
@@ -457,7 +502,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 			id = GeoaccIdFromDatum(id_datum, id_type);
 			label = MemoryContextStrdup(s->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
 															 argname, row, id));
-			series = SPI_getbinval(tuple, desc, 2, &isnull);
+			series = SPI_getbinval(tuple, desc, cols.series, &isnull);
 			if (isnull)
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -471,7 +516,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 
 				if (form == FORM_VALUES_TIMES)
 				{
-					Datum		times_datum = SPI_getbinval(tuple, desc, 3, &isnull);
+					Datum		times_datum = SPI_getbinval(tuple, desc, cols.times, &isnull);
 
 					if (!isnull)
 						times = DatumGetArrayTypeP(times_datum);
