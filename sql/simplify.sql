@@ -253,6 +253,19 @@ SELECT count(*) AS tracks,
 FROM (SELECT traj, preserved AS simplified, geoacc_compression_stats(traj, preserved) AS s
 	FROM simplify_ais WHERE tolerance = 10 AND ST_Length(traj) > 0) x;
 
+-- the DTW distance on its own: the same number, against the plain reference
+SELECT count(*) AS tracks,
+	bool_and(geoacc_dtw_distance(traj, preserved) = (geoacc_compression_stats(traj, preserved)).dtw_distance)
+		AS same_as_stats,
+	bool_and(abs(geoacc_dtw_distance(traj, preserved) - pg_temp.dtw(traj, preserved))
+		<= 1e-9 * geoacc_dtw_distance(traj, preserved)) FILTER (WHERE ST_NPoints(traj) <= 150) AS dtw_ok
+FROM simplify_ais WHERE tolerance = 10;
+SELECT geoacc_dtw_distance('LINESTRING EMPTY', 'LINESTRING (0 0, 1 1)') IS NULL AS empty_is_null,
+	geoacc_dtw_distance('LINESTRING (0 0, 3 4)', 'LINESTRING (0 0, 0 0, 3 4)') AS repeated_vertex_costs_nothing;
+SELECT geoacc_dtw_distance('SRID=4326;LINESTRING (0 0, 1 1)', 'SRID=32618;LINESTRING (0 0, 1 1)');
+SELECT geoacc_dtw_distance('LINESTRING (0 0, 1 NaN)', 'LINESTRING (0 0, 1 1)');
+SELECT geoacc_dtw_distance('POINT (0 0)', 'LINESTRING (0 0, 1 1)');
+
 -- the measures over the table, mean and standard deviation per tolerance
 -- (the SQL of the documentation)
 SELECT tolerance,

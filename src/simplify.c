@@ -630,7 +630,7 @@ CheckFiniteLine(const GeoaccLine *line, const char *what)
 			if (!isfinite(line->coords[(size_t) i * line->ndims + d]))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("the %s line has a coordinate that is not a finite number", what),
+						 errmsg("%s has a coordinate that is not a finite number", what),
 						 errdetail("Vertex %u has %c = %g.", i + 1, "XYZM"[d == 2 && !line->has_z ? 3 : d],
 								   line->coords[(size_t) i * line->ndims + d])));
 }
@@ -663,8 +663,8 @@ geoacc_compression_stats(PG_FUNCTION_ARGS)
 				 errdetail("The original has SRID %d, the simplified line SRID %d.", o.srid, s.srid)));
 	if (o.npoints == 0 || s.npoints == 0)
 		PG_RETURN_NULL();
-	CheckFiniteLine(&o, "original");
-	CheckFiniteLine(&s, "simplified");
+	CheckFiniteLine(&o, "the original line");
+	CheckFiniteLine(&s, "the simplified line");
 	GeoaccCheck(geoacc_compression_measures(o.coords, o.npoints, o.ndims, s.coords, s.npoints, s.ndims,
 											&measures));
 	values[0] = Float8GetDatum(measures.compression_ratio);
@@ -672,4 +672,35 @@ geoacc_compression_stats(PG_FUNCTION_ARGS)
 	nulls[1] = isnan(measures.length_loss_rate);
 	values[2] = Float8GetDatum(measures.dtw_distance);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/*
+ * geoacc_dtw_distance(a, b): the dynamic time warping distance between two
+ * lines (XY, the sum of the matched vertices' distances), the measure
+ * geoacc_compression_stats reports
+ */
+PG_FUNCTION_INFO_V1(geoacc_dtw_distance);
+Datum
+geoacc_dtw_distance(PG_FUNCTION_ARGS)
+{
+	struct varlena *a_geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	struct varlena *b_geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	GeoaccLine	a,
+				b;
+	GeoaccCompressionMeasures measures;
+
+	GeoaccLineFromGeometry(a_geom, &a, "a");
+	GeoaccLineFromGeometry(b_geom, &b, "b");
+	if (a.srid != b.srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a and b have different SRIDs"),
+				 errdetail("a has SRID %d, b SRID %d.", a.srid, b.srid),
+				 errhint("Transform one of them with ST_Transform().")));
+	if (a.npoints == 0 || b.npoints == 0)
+		PG_RETURN_NULL();
+	CheckFiniteLine(&a, "a");
+	CheckFiniteLine(&b, "b");
+	GeoaccCheck(geoacc_compression_measures(a.coords, a.npoints, a.ndims, b.coords, b.npoints, b.ndims, &measures));
+	PG_RETURN_FLOAT8(measures.dtw_distance);
 }

@@ -508,21 +508,33 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("the %s of %s must not be NULL",
 								form == FORM_TRAJECTORY ? "trajectory" : "values", label)));
+			/* each row's detoasted copies go as soon as its series is packed, not at SPI_finish */
 			if (form == FORM_TRAJECTORY)
-				SeriesAddTrajectory(s, shape, id, PG_DETOAST_DATUM(series), label);
+			{
+				struct varlena *geom = PG_DETOAST_DATUM(series);
+
+				SeriesAddTrajectory(s, shape, id, geom, label);
+				if ((Pointer) geom != DatumGetPointer(series))
+					pfree(geom);
+			}
 			else
 			{
+				ArrayType  *values = DatumGetArrayTypeP(series);
 				ArrayType  *times = NULL;
+				Datum		times_datum = (Datum) 0;
 
 				if (form == FORM_VALUES_TIMES)
 				{
-					Datum		times_datum = SPI_getbinval(tuple, desc, cols.times, &isnull);
-
+					times_datum = SPI_getbinval(tuple, desc, cols.times, &isnull);
 					if (!isnull)
 						times = DatumGetArrayTypeP(times_datum);
 				}
-				SeriesAddArrays(s, shape, id, DatumGetArrayTypeP(series), times,
+				SeriesAddArrays(s, shape, id, values, times,
 								psprintf("the values of %s", label), psprintf("the times of %s", label), label);
+				if ((Pointer) values != DatumGetPointer(series))
+					pfree(values);
+				if (times && (Pointer) times != DatumGetPointer(times_datum))
+					pfree(times);
 			}
 		}
 		SPI_freetuptable(SPI_tuptable);

@@ -40,3 +40,11 @@ CREATE FUNCTION geoacc_compression_stats(
 COMMENT ON FUNCTION geoacc_compression_stats(geometry, geometry) IS
 	'quality of a simplification: compression ratio (share of vertices removed), rate of length loss, '
 	'and dynamic time warping distance between original and simplified (XY, in SRID units)';
+
+CREATE FUNCTION geoacc_dtw_distance(a geometry, b geometry)
+	RETURNS float8
+	AS 'MODULE_PATHNAME', 'geoacc_dtw_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION geoacc_dtw_distance(geometry, geometry) IS
+	'dynamic time warping distance between two lines: the sum of the XY distances of the matched vertices (SRID units); '
+	'the measure geoacc_compression_stats reports; NULL for an empty line';
