@@ -43,7 +43,7 @@ SELECT t AS tolerance_m, sum(ST_NPoints(traj)) AS points_before, sum(ST_NPoints(
 	round(avg((q).dtw_distance)::numeric) AS dtw_mean_m,
 	round(stddev((q).dtw_distance)::numeric) AS dtw_stddev_m
 FROM (SELECT t, traj, simplified, geoacc_compression_stats(traj, simplified) AS q
-	FROM (SELECT t, traj, gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS simplified
+	FROM (SELECT t, traj, gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS simplified
 		FROM ais_tracks, unnest(ARRAY[1, 10, 50]::float8[]) t) s) x
 GROUP BY t ORDER BY t;
 
@@ -59,5 +59,34 @@ ORDER BY m.distance
 LIMIT 5;
 
 \echo
-\echo '== which device served each call, and how long it took'
+\echo '== vessels that came within 100 m of each other: when, for how long, how close'
+SELECT a.mmsi AS vessel_a, b.mmsi AS vessel_b,
+	to_timestamp(c.first_contact) AT TIME ZONE 'UTC' AS first_contact,
+	round(c.time_within) AS seconds_within, round(c.min_distance::numeric, 1) AS closest_m
+FROM gpu_segment_contacts('SELECT id, traj FROM ais_tracks', NULL, distance => 100) c
+JOIN ais_tracks a ON a.id = c.a_id
+JOIN ais_tracks b ON b.id = c.b_id
+WHERE a.mmsi <> b.mmsi
+ORDER BY c.min_distance
+LIMIT 6;
+
+\echo
+\echo '== a terrain of 20,000 triangles at UTM coordinates cut into 3 x 3 LOD tiles (triangles and area per tile; the tiles add up to the whole)'
+CREATE TEMP TABLE terrain AS
+SELECT ST_SetSRID(('TIN Z (' || string_agg(format(
+	'((%1$s %2$s %5$s,%3$s %2$s %6$s,%3$s %4$s %7$s,%1$s %2$s %5$s)),((%1$s %2$s %5$s,%3$s %4$s %7$s,%1$s %4$s %8$s,%1$s %2$s %5$s))',
+	x0, y0, x1, y1, z00, z10, z11, z01), ',') || ')')::geometry, 32618) AS mesh
+FROM (SELECT x0, y0, x1, y1,
+		round((sin(x0 / 150.0) * 20 + cos(y0 / 90.0) * 10)::numeric, 2) AS z00,
+		round((sin(x1 / 150.0) * 20 + cos(y0 / 90.0) * 10)::numeric, 2) AS z10,
+		round((sin(x1 / 150.0) * 20 + cos(y1 / 90.0) * 10)::numeric, 2) AS z11,
+		round((sin(x0 / 150.0) * 20 + cos(y1 / 90.0) * 10)::numeric, 2) AS z01
+	FROM (SELECT 583000 + 10 * i AS x0, 4507000 + 10 * j AS y0, 583010 + 10 * i AS x1, 4507010 + 10 * j AS y1
+		FROM generate_series(0, 99) i, generate_series(0, 99) j) g) c;
+SELECT c.box_index AS tile, ST_NumGeometries(c.mesh) AS triangles, round(ST_Area(c.mesh)) AS area_m2
+FROM terrain,
+	(SELECT array_agg(box ORDER BY ix, iy) AS boxes FROM terrain, geoacc_tile_grid(Box3D(mesh), 3, 3)) g,
+	gpu_mesh_clip(terrain.mesh, g.boxes) c
+ORDER BY c.box_index;
+
 SELECT function, device, calls, items, round(total_ms::numeric, 1) AS total_ms FROM geoacc_stats() ORDER BY 1, 2;
