@@ -68,14 +68,16 @@ GENCODE = $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
 		  -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 # no FMA contraction anywhere: kernels and CPU twins must round alike
 CORE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -ffp-contract=off -Wall -Wextra $(CORE_DEFS)
-NVCC_FLAGS = -std=c++17 -O3 --fmad=false $(GENCODE) $(CORE_DEFS) \
+NVCC_FLAGS = -std=c++17 -O3 --fmad=false --threads 0 $(GENCODE) $(CORE_DEFS) \
 			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
 
-PG_CPPFLAGS = -Icuda
+PG_CPPFLAGS = -Icuda -DGEOACC_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
+# export only what PostgreSQL looks up: the magic block, _PG_init and the SQL-callable functions
+SHLIB_LINK += -Wl,--version-script=src/exports.map
 
-EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests \
+EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests src/exports.map \
 			  test/data/scale_tracks
 
 PG_CONFIG ?= pg_config
@@ -85,6 +87,12 @@ include $(PGXS)
 # relink geoacc.so whenever the core switches between the CUDA and CPU-only builds
 $(shell [ "$$(cat cuda/.build-mode 2>/dev/null)" = "$(CORE_MODE)" ] || echo $(CORE_MODE) > cuda/.build-mode)
 $(OBJS): $(CORE_LIB) cuda/.build-mode
+$(shlib): src/exports.map
+
+src/exports.map: $(OBJS:.o=.c)
+	{ echo '{ global: Pg_magic_func; _PG_init;'; \
+	  sed -n 's/^PG_FUNCTION_INFO_V1(\(.*\));$$/\1; pg_finfo_\1;/p' $^; \
+	  echo 'local: *; };'; } > $@
 
 $(CORE_DIR)/%.cu.o: cuda/%.cu
 	@mkdir -p $(CORE_DIR)

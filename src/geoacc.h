@@ -17,7 +17,7 @@
 
 #include "geoacc_core.h"
 
-#define GEOACC_VERSION "0.1.0"
+/* GEOACC_VERSION comes from the control file's default_version (Makefile) */
 
 /* ------------------------------------------------------------ settings */
 

@@ -179,8 +179,8 @@ random_walk(uint64_t n, std::mt19937_64 &rng)
 int
 bench_pairs(int min_log2, int max_log2, int cpu_max_log2, double budget)
 {
-	const GeoaccTwedParams p64{0.001, 1, 2, 1, 0};
-	const GeoaccTwedParams p32{0.001, 1, 2, 1, 1};
+	const GeoaccTwedParams p64{0.001, 1, 2, 1, 0, nullptr};
+	const GeoaccTwedParams p32{0.001, 1, 2, 1, 1, nullptr};
 	std::mt19937_64 rng(42);
 	std::vector<double> out;
 	double		last64 = 0,
@@ -280,8 +280,8 @@ cells_of(const Set &a, const Set *b)
 int
 bench_set(const char *name, const Set &gpu_set, const Set &cpu_set, bool symmetric, double nu, double lambda)
 {
-	const GeoaccTwedParams p64{nu, lambda, 2, 1, 0};
-	const GeoaccTwedParams p32{nu, lambda, 2, 1, 1};
+	const GeoaccTwedParams p64{nu, lambda, 2, 1, 0, nullptr};
+	const GeoaccTwedParams p32{nu, lambda, 2, 1, 1, nullptr};
 	std::vector<double> out64, out32, cpu, warm;
 	const Set  *gb = symmetric ? nullptr : &gpu_set;
 	const Set  *cb = symmetric ? nullptr : &cpu_set;
