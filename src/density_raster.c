@@ -429,7 +429,8 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_density_raster input has mixed SRIDs"),
 				 errdetail("Row %lld has SRID %d; the rows before it have SRID %d.",
-						   (long long) row, line.srid, state->h.srid)));
+						   (long long) row, line.srid, state->h.srid),
+				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
 	if (args.extent_has_srid && line.srid != args.extent_srid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -484,7 +485,8 @@ gpu_density_raster_combinefn(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_density_raster input has mixed SRIDs"),
-				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, b->h.srid)));
+				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, b->h.srid),
+				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
 	for (size_t i = 0; i < CellCount(&a->h.args); i++)
 	{
 		uint64		sum = (uint64) a->counts[i] + b->counts[i];

@@ -660,7 +660,8 @@ geoacc_compression_stats(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("original and simplified have different SRIDs"),
-				 errdetail("The original has SRID %d, the simplified line SRID %d.", o.srid, s.srid)));
+				 errdetail("The original has SRID %d, the simplified line SRID %d.", o.srid, s.srid),
+				 errhint("Use ST_Transform() to bring them to one SRID.")));
 	if (o.npoints == 0 || s.npoints == 0)
 		PG_RETURN_NULL();
 	CheckFiniteLine(&o, "the original line");

@@ -255,7 +255,8 @@ SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varl
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("trajectories must all have the same SRID"),
-				 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, line.srid)));
+				 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, line.srid),
+				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
 
 	SeriesReserve(s, line.npoints, k);
 	for (uint32 i = 0; i < line.npoints; i++)
