@@ -128,6 +128,25 @@ FROM (SELECT DISTINCT ON (a) a, b FROM (
 	ORDER BY a, distance, b) nn
 	JOIN uci x ON x.id = nn.a JOIN uci y ON y.id = nn.b;
 
+-- k => n: the n nearest of each series without the whole matrix; the same as ranking all pairs
+-- (both directions, nearest first, the first in query order on a tie), in blocks too
+CREATE TEMP TABLE uci_ranked AS
+SELECT a, b, distance, row_number() OVER (PARTITION BY a ORDER BY distance, b) AS rank
+FROM (SELECT a_id AS a, b_id AS b, distance FROM uci_pairs UNION ALL SELECT b_id, a_id, distance FROM uci_pairs) p;
+SELECT count(*) AS rows, bool_and(r.rank IS NOT NULL AND r.rank <= 3) AS the_three_nearest, count(DISTINCT m.a_id) AS series
+FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1, k => 3) m
+	LEFT JOIN uci_ranked r ON r.a = m.a_id AND r.b = m.b_id AND r.distance = m.distance;
+SET work_mem = '64kB';
+SELECT count(*) FILTER (WHERE x.class = y.class) AS nn_same_class_k1
+FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1, k => 1) m
+	JOIN uci x ON x.id = m.a_id JOIN uci y ON y.id = m.b_id;
+RESET work_mem;
+SELECT count(*) AS rows, bool_and(m.b_id <> m.a_id) AS never_itself
+FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id <= 4', NULL, k => 10) m;
+SELECT count(*) AS rows FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id <= 5',
+	'SELECT id, vals FROM uci WHERE id > 590', k => 2) m;
+SELECT * FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id <= 5', NULL, k => 0);
+
 -- the matrix in blocks of bounded memory (work_mem 64kB: blocks of 131,072 pairs) gives the
 -- same distances, float32 too (every block rebased to the same origin)
 SET work_mem = '64kB';

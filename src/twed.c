@@ -563,8 +563,42 @@ MatrixBlockPairs(void)
 	return Max((uint64) work_mem * 1024, (uint64) 1024 * 1024) / sizeof(double);
 }
 
+static void
+PutPair(ReturnSetInfo *rsinfo, int64 a_id, int64 b_id, double distance)
+{
+	Datum		values[3] = {Int64GetDatum(a_id), Int64GetDatum(b_id), Float8GetDatum(distance)};
+	bool		nulls[3] = {false, false, false};
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 /*
- * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32):
+ * The columns of the k smallest of row[0 .. n), column `self` left out,
+ * into nearest[] in order of distance, then of column (the first in query
+ * order wins a tie); returns how many (k, or fewer columns).  Insertion
+ * into a sorted list of k: O(n k), for the small k of nearest neighbours.
+ */
+static uint32
+NearestColumns(const double *row, uint32 n, uint32 self, uint32 k, uint32 *nearest)
+{
+	uint32		count = 0;
+
+	for (uint32 y = 0; y < n; y++)
+	{
+		uint32		i;
+
+		if (y == self || (count == k && !(row[y] < row[nearest[count - 1]])))
+			continue;
+		i = count < k ? count++ : k - 1;
+		for (; i > 0 && row[y] < row[nearest[i - 1]]; i--)
+			nearest[i] = nearest[i - 1];
+		nearest[i] = y;
+	}
+	return count;
+}
+
+/*
+ * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32, k):
  * (a_id, b_id, distance) for every series of a_sql against every series of
  * b_sql, or for every pair of series of a_sql when b_sql is NULL.  The rows
  * of a are taken in blocks whose distances fit MatrixBlockPairs(), each
@@ -573,7 +607,9 @@ MatrixBlockPairs(void)
  * block computes rows x0 .. x1 - 1 against columns x0 + 1 .. n - 1 and
  * keeps the pairs y > x.  float32 rebases every block to the first point of
  * a, as one call for all pairs would, so the distances do not depend on the
- * blocks.
+ * blocks.  With k, each row of a keeps only its k nearest (b_sql NULL: the
+ * k nearest other series of a_sql, on either side of it), so the 1-NN
+ * classification TWED is used for never materializes the matrix.
  */
 PG_FUNCTION_INFO_V1(gpu_twed_matrix);
 Datum
@@ -590,11 +626,25 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	double	   *origin = NULL;
 	double	   *distances;
 	uint64		block_pairs = MatrixBlockPairs();
+	uint32		k = 0;			/* 0: every pair; else the k nearest of each row of a */
+	uint32	   *nearest;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6))
 		return (Datum) 0;
 	params = ParamsFromArgs(fcinfo, 2);
+	if (!PG_ARGISNULL(7))
+	{
+		int32		kk = PG_GETARG_INT32(7);
+
+		if (kk < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("k must be at least 1"),
+					 errdetail("k is %d.", kk),
+					 errhint("Leave k NULL for every pair.")));
+		k = (uint32) kk;
+	}
 	symmetric = PG_ARGISNULL(1);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
@@ -611,8 +661,12 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 		origin[shape.dims] = a.times[0];
 		params.origin = origin;
 	}
+	/* a block holds at least one whole row, however wide */
 	distances = MemoryContextAllocHuge(CurrentMemoryContext,
-									   Min(block_pairs, (uint64) a.count * cols->count) * sizeof(double));
+									   Min(Max(block_pairs, (uint64) cols->count), (uint64) a.count * cols->count)
+									   * sizeof(double));
+	nearest = palloc(Max(Min(k, cols->count), 1) * sizeof(uint32));
+	k = Min(k, cols->count);
 
 	for (uint32 x0 = 0; x0 < a.count;)
 	{
@@ -621,7 +675,8 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 		GeoaccTwedSet va,
 					vb;
 
-		first_col = symmetric ? x0 + 1 : 0;
+		/* the k nearest of a row are among all the other series, on either side of it */
+		first_col = symmetric && k == 0 ? x0 + 1 : 0;
 		if (first_col >= cols->count)
 			break;
 		ncols = cols->count - first_col;
@@ -630,16 +685,20 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 		vb = SeriesSlice(cols, &shape, first_col, ncols);
 		TwedBlock("gpu_twed_matrix", &va, &vb, &params, distances);
 		for (uint32 x = x0; x < x0 + rows; x++)
-			for (uint32 y = symmetric ? x + 1 : 0; y < cols->count; y++)
-			{
-				Datum		values[3];
-				bool		nulls[3] = {false, false, false};
+		{
+			const double *row = distances + (uint64) (x - x0) * ncols - first_col;
 
-				values[0] = Int64GetDatum(a.ids[x]);
-				values[1] = Int64GetDatum(cols->ids[y]);
-				values[2] = Float8GetDatum(distances[(uint64) (x - x0) * ncols + (y - first_col)]);
-				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			if (k > 0)
+			{
+				uint32		n = NearestColumns(row, cols->count, symmetric ? x : PG_UINT32_MAX, k, nearest);
+
+				for (uint32 i = 0; i < n; i++)
+					PutPair(rsinfo, a.ids[x], cols->ids[nearest[i]], row[nearest[i]]);
 			}
+			else
+				for (uint32 y = symmetric ? x + 1 : 0; y < cols->count; y++)
+					PutPair(rsinfo, a.ids[x], cols->ids[y], row[y]);
+		}
 		x0 += rows;
 		CHECK_FOR_INTERRUPTS();
 	}
