@@ -197,7 +197,7 @@ mesh_assemble(const GeoaccMesh &mesh, const MeshLabelled &labelled, GeoaccMeshRe
 }
 
 /* The CPU twin: each box, face by face. */
-static void
+void
 mesh_clip_cpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, GeoaccMeshResult *results)
 {
 	std::vector<uint8_t> codes(mesh.nvertices);

@@ -487,21 +487,8 @@ mesh_clip_gpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, G
 	/* the vertices must stay on the device with room for a useful chunk; else the CPU twin clips */
 	if (vertex_bytes + 1024 * chunk_bytes_per_face(k) > avail)
 	{
-		std::vector<uint8_t> codes(mesh.nvertices);
-
-		for (uint32_t b = 0; b < nboxes; b++)
-		{
-			const MeshClipBox box = mesh_clip_box(boxes[b]);
-			MeshLabelled labelled;
-
-			for (uint32_t v = 0; v < mesh.nvertices; v++)
-				codes[v] = (uint8_t) mesh_outcode(mesh.positions + (size_t) v * 3, box);
-			labelled.used.assign(mesh.nvertices, 0);
-			mesh_clip_labelled_cpu(mesh, codes.data(), box, 0, mesh.ntriangles, labelled);
-			mesh_assemble(mesh, labelled, results[b]);
-			t.cpu_triangles += mesh.ntriangles;
-			check_interrupt();
-		}
+		mesh_clip_cpu(mesh, boxes, nboxes, results);
+		t.cpu_triangles += (uint64_t) mesh.ntriangles * nboxes;
 		return;
 	}
 

@@ -620,6 +620,9 @@ void		mesh_result_set(GeoaccMeshResult &result, const std::vector<double> &posit
 void		mesh_clip_labelled_cpu(const GeoaccMesh &mesh, const uint8_t *codes, const MeshClipBox &box,
 								   uint32_t first, uint32_t last, MeshLabelled &out);
 
+/* The CPU twin (mesh_clip.cpp): every box into results[], each box in one pass over the faces. */
+void		mesh_clip_cpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, GeoaccMeshResult *results);
+
 /* GPU implementation (mesh_clip.cu): every box into results[]. */
 void		mesh_clip_gpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes,
 						  GeoaccMeshResult *results, GeoaccMeshClipTiming *timing);
