@@ -123,40 +123,43 @@ sane_width(double width, double lo, double hi)
 
 /* ------------------------------------------------------- host indexes */
 
-/* Stable counting sort of 0..n-1 by key (< nkeys): the entries and where each key's run starts. */
+/* (key, entry) pairs sorted by key, entries in order within a key: the non-empty keys, their starts, the entries. */
 void
-group_by_key(const std::vector<uint64_t> &keys, uint64_t nkeys, std::vector<uint32_t> &start,
-			 std::vector<uint32_t> &entries)
+group_by_key(std::vector<std::pair<uint64_t, uint32_t>> &filed, std::vector<uint64_t> &keys,
+			 std::vector<uint32_t> &start, std::vector<uint32_t> &entries)
 {
-	start.assign(nkeys + 1, 0);
-	for (uint64_t k : keys)
-		start[k + 1]++;
-	for (uint64_t k = 0; k < nkeys; k++)
-		start[k + 1] += start[k];
-	entries.resize(keys.size());
-
-	std::vector<uint32_t> next(start.begin(), start.end() - 1);
-
-	for (size_t i = 0; i < keys.size(); i++)
-		entries[next[keys[i]]++] = (uint32_t) i;
+	std::stable_sort(filed.begin(), filed.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+	keys.clear();
+	start.clear();
+	entries.resize(filed.size());
+	for (size_t k = 0; k < filed.size(); k++)
+	{
+		entries[k] = filed[k].second;
+		if (k == 0 || filed[k].first != filed[k - 1].first)
+		{
+			keys.push_back(filed[k].first);
+			start.push_back((uint32_t) k);
+		}
+	}
+	start.push_back((uint32_t) filed.size());
 }
 
 /* The index of one plan over entries e[0..n), built on the host: the arrays the kernels search. */
 struct HostIndex
 {
 	IndexPlan	plan;
-	std::vector<uint64_t> cell_keys;
-	std::vector<uint32_t> cell_start;
-	std::vector<uint32_t> start[2];
-	std::vector<uint32_t> entries[2];
+	/* per layer; the spatial grid in [0] */
+	std::vector<uint64_t> keys[JOIN_LAYERS];
+	std::vector<uint32_t> start[JOIN_LAYERS];
+	std::vector<uint32_t> entries[JOIN_LAYERS];
 
 	HostIndex(const IndexPlan &p, const JoinSegment *e, size_t n) : plan(p)
 	{
+		std::vector<std::pair<uint64_t, uint32_t>> filed;
+
 		if (plan.method == GEOACC_JOIN_SPATIAL)
 		{
-			/* (cell, entry) for every cell of every entry, sorted by cell, entries in order */
-			std::vector<std::pair<uint64_t, uint32_t>> filed;
-
+			/* (cell, entry) for every cell of every entry */
 			filed.reserve(plan.insertions);
 			for (size_t i = 0; i < n; i++)
 			{
@@ -169,59 +172,46 @@ struct HostIndex
 					for (int64_t cx = cx0; cx <= cx1; cx++)
 						filed.emplace_back((uint64_t) (cy * plan.nx + cx), (uint32_t) i);
 			}
-			std::stable_sort(filed.begin(), filed.end(),
-							 [](const auto &x, const auto &y) { return x.first < y.first; });
-			entries[0].resize(filed.size());
-			for (size_t k = 0; k < filed.size(); k++)
-			{
-				entries[0][k] = filed[k].second;
-				if (k == 0 || filed[k].first != filed[k - 1].first)
-				{
-					cell_keys.push_back(filed[k].first);
-					cell_start.push_back((uint32_t) k);
-				}
-			}
-			cell_start.push_back((uint32_t) filed.size());
+			group_by_key(filed, keys[0], start[0], entries[0]);
+			return;
 		}
-		else if (plan.method == GEOACC_JOIN_TEMPORAL)
-		{
-			std::vector<uint64_t> keys(n);
 
+		/* per layer, the bin (and sub-cell) of every entry of the layer */
+		for (int l = 0; l < JOIN_LAYERS; l++)
+		{
+			filed.clear();
 			for (size_t i = 0; i < n; i++)
-				keys[i] = (uint64_t) join_bin(e[i].t0, plan.t0, plan.width, plan.nbins);
-			group_by_key(keys, plan.nbins, start[0], entries[0]);
-		}
-		else
-		{
-			for (int k = 0; k < 2; k++)
-			{
-				std::vector<uint64_t> keys(n);
-
-				for (size_t i = 0; i < n; i++)
-					keys[i] = (uint64_t) (join_bin(e[i].t0, plan.t0, plan.width, plan.nbins) * plan.nsub[k]
-										  + join_bin(join_min(e[i].p0[k], e[i].p1[k]), plan.s0[k], plan.swidth[k],
-													 plan.nsub[k]));
-				group_by_key(keys, (uint64_t) plan.nbins * plan.nsub[k], start[k], entries[k]);
-			}
+				if (join_layer(plan, e[i]) == l)
+					filed.emplace_back(join_bin_key(plan.layer[l], plan.method == GEOACC_JOIN_SPATIOTEMPORAL, e[i]),
+									   (uint32_t) i);
+			group_by_key(filed, keys[l], start[l], entries[l]);
 		}
 	}
 
 	SpatialIndexView spatial() const
 	{
-		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, cell_keys.size(), cell_keys.data(),
-			cell_start.data(), entries[0].data()};
+		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, keys[0].size(), keys[0].data(), start[0].data(),
+			entries[0].data()};
 	}
-	TemporalIndexView temporal() const
+	LayeredIndexView<TemporalIndexView> temporal() const
 	{
-		return {plan.t0, plan.width, plan.nbins, plan.max_duration, start[0].data(), entries[0].data()};
+		LayeredIndexView<TemporalIndexView> view;
+
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			view.layer[l] = temporal_layer_view(plan.layer[l], arrays(l));
+		return view;
 	}
-	SpatioTemporalIndexView spatiotemporal() const
+	LayeredIndexView<SpatioTemporalIndexView> spatiotemporal() const
 	{
-		return {plan.t0, plan.width, plan.nbins, plan.max_duration,
-			{plan.s0[0], plan.s0[1]}, {plan.swidth[0], plan.swidth[1]}, {plan.nsub[0], plan.nsub[1]},
-			{plan.max_extent[0], plan.max_extent[1]}, {start[0].data(), start[1].data()},
-			{entries[0].data(), entries[1].data()}};
+		LayeredIndexView<SpatioTemporalIndexView> view;
+
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			view.layer[l] = spatiotemporal_layer_view(plan.layer[l], arrays(l));
+		return view;
 	}
+
+private:
+	BinArrays	arrays(int l) const { return {keys[l].size(), keys[l].data(), start[l].data(), entries[l].data()}; }
 };
 
 /* Collects a query's candidates. */
@@ -316,26 +306,24 @@ private:
 }								/* namespace */
 
 SegmentShape
-segment_shape(const JoinSegment *s, size_t n)
+segment_shape(const JoinSegment *s, size_t n, const IndexPlan *layers, int layer)
 {
 	SegmentShape shape;
 	std::vector<double> extents;
 
-	shape.n = n;
-	if (n == 0)
-		return shape;
 	for (int k = 0; k < 3; k++)
 	{
 		shape.lo[k] = std::numeric_limits<double>::infinity();
 		shape.hi[k] = -std::numeric_limits<double>::infinity();
 	}
-	shape.t_lo = s[0].t0;
-	shape.t_hi = s[0].t1;
-	extents.reserve(n);
+	shape.t_lo = std::numeric_limits<double>::infinity();
+	shape.t_hi = -std::numeric_limits<double>::infinity();
 	for (size_t i = 0; i < n; i++)
 	{
 		double		ext[3];
 
+		if (layers && join_layer(*layers, s[i]) != layer)
+			continue;
 		for (int k = 0; k < 3; k++)
 		{
 			const double lo = join_min(s[i].p0[k], s[i].p1[k]);
@@ -346,26 +334,79 @@ segment_shape(const JoinSegment *s, size_t n)
 			ext[k] = hi - lo;
 			shape.max_extent[k] = std::max(shape.max_extent[k], ext[k]);
 		}
-		shape.mean_extent[0] += ext[0];
-		shape.mean_extent[1] += ext[1];
 		shape.t_lo = std::min(shape.t_lo, s[i].t0);
 		shape.t_hi = std::max(shape.t_hi, s[i].t1);
 		shape.max_duration = std::max(shape.max_duration, s[i].t1 - s[i].t0);
-		shape.mean_duration += s[i].t1 - s[i].t0;
 		extents.push_back(std::max(ext[0], ext[1]));
 	}
-	shape.mean_extent[0] /= n;
-	shape.mean_extent[1] /= n;
-	shape.mean_duration /= n;
-	std::nth_element(extents.begin(), extents.begin() + n / 2, extents.end());
-	shape.median_extent = extents[n / 2];
+	shape.n = extents.size();
+	if (shape.n == 0)
+		return SegmentShape();
+	std::nth_element(extents.begin(), extents.begin() + shape.n / 2, extents.end());
+	shape.median_extent = extents[shape.n / 2];
 	return shape;
+}
+
+/* The layers' caps: these quantiles of the durations and extents, the last layer holding the rest. */
+constexpr double LAYER_QUANTILES[JOIN_LAYERS - 1] = {0.9, 0.99, 0.999, 0.9999};
+
+/* The quantile q of value(e[i]) over at most 65,536 entries at a fixed stride: the same plan on every device. */
+template <class Value>
+double
+sampled_quantile(const JoinSegment *e, size_t n, double q, Value value)
+{
+	const size_t stride = std::max<size_t>(1, n / 65536);
+	std::vector<double> sample;
+
+	for (size_t i = 0; i < n; i += stride)
+		sample.push_back(value(e[i]));
+	if (sample.empty())
+		return INFINITY;
+
+	const size_t k = (size_t) ((double) (sample.size() - 1) * q);
+
+	std::nth_element(sample.begin(), sample.begin() + k, sample.end());
+	return sample[k];
+}
+
+/* The bins of one layer of a temporal or spatiotemporal plan over entries of this shape. */
+BinPlan
+plan_bins(GeoaccJoinMethod method, const SegmentShape &shape, const JoinParams &p)
+{
+	BinPlan		b;
+	const uint64_t n = shape.n;
+
+	b.count = n;
+	if (n == 0)
+		return b;
+
+	/*
+	 * Bins as wide as the longest duration (a query scans about two more
+	 * than its own span), sub-cells as wide as the largest extent and
+	 * the reach (a query scans about three more than its box a side): only
+	 * non-empty ones are kept, so narrow bins cost nothing where there is no
+	 * data.
+	 */
+	b.t0 = shape.t_lo;
+	b.max_duration = shape.max_duration;
+	b.width = sane_width(shape.max_duration, shape.t_lo, shape.t_hi);
+	b.nbins = bins_over(shape.t_lo, shape.t_hi, b.width);
+	if (method == GEOACC_JOIN_TEMPORAL)
+		return b;
+	for (int k = 0; k < 2; k++)
+	{
+		/* at most 2^16 sub-cells a side, so that keys fit in 64 bits with 2^24 bins */
+		b.s0[k] = shape.lo[k];
+		b.max_extent[k] = shape.max_extent[k];
+		b.swidth[k] = std::max({shape.max_extent[k], p.reach, (shape.hi[k] - shape.lo[k]) / 65536.0, 1e-300});
+		b.nsub[k] = bins_over(shape.lo[k], shape.hi[k], b.swidth[k]);
+	}
+	return b;
 }
 
 IndexPlan
 plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinParams &p)
 {
-	const SegmentShape shape = segment_shape(e, n);
 	IndexPlan	plan;
 
 	plan.method = method;
@@ -373,6 +414,8 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 		return plan;
 	if (method == GEOACC_JOIN_SPATIAL)
 	{
+		const SegmentShape shape = segment_shape(e, n);
+
 		/* cells no smaller than the reach nor than the median segment, coarser while entries fill too many */
 		plan.x0 = shape.lo[0];
 		plan.y0 = shape.lo[1];
@@ -393,33 +436,20 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 		return plan;
 	}
 
-	/* temporal bins: about 8 entries each, no narrower than a quarter of a mean duration */
-	const double span = shape.t_hi - shape.t_lo;
-	const uint64_t per_bin = method == GEOACC_JOIN_TEMPORAL ? 8 : 64;
-
-	plan.t0 = shape.t_lo;
-	plan.max_duration = shape.max_duration;
-	plan.width = sane_width(std::max(span / (double) std::max<uint64_t>(1, n / per_bin),
-									 shape.mean_duration / 4), shape.t_lo, shape.t_hi);
-	plan.nbins = bins_over(shape.t_lo, shape.t_hi, plan.width);
-	if (method == GEOACC_JOIN_TEMPORAL)
-		return plan;
-
-	/* spatial sub-bins no narrower than the largest extent, at most about 4n cells in all */
-	for (int k = 0; k < 2; k++)
+	/* the caps of the layers from quantiles of a sample, then each layer's bins over its own entries */
+	for (int l = 0; l < JOIN_LAYERS - 1; l++)
 	{
-		plan.s0[k] = shape.lo[k];
-		plan.max_extent[k] = shape.max_extent[k];
-		plan.swidth[k] = sane_width(std::max(shape.max_extent[k], (shape.hi[k] - shape.lo[k]) / 1024),
-									shape.lo[k], shape.hi[k]);
-		for (;;)
-		{
-			plan.nsub[k] = bins_over(shape.lo[k], shape.hi[k], plan.swidth[k]);
-			if ((uint64_t) plan.nbins * (uint64_t) plan.nsub[k] <= 4 * (uint64_t) n + 1024)
-				break;
-			plan.swidth[k] *= 2;
-		}
+		const double q = LAYER_QUANTILES[l];
+
+		plan.cap_duration[l] = sampled_quantile(e, n, q, [](const JoinSegment &s) { return s.t1 - s.t0; });
+		for (int k = 0; k < 2; k++)
+			plan.cap_extent[l][k] = method == GEOACC_JOIN_TEMPORAL ? INFINITY
+				: sampled_quantile(e, n, q, [k](const JoinSegment &s) {
+					return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
+				});
 	}
+	for (int l = 0; l < JOIN_LAYERS; l++)
+		plan.layer[l] = plan_bins(method, segment_shape(e, n, &plan, l), p);
 	return plan;
 }
 
@@ -431,49 +461,10 @@ index_device_bytes(const IndexPlan &plan, uint64_t n)
 		case GEOACC_JOIN_SPATIAL:
 			/* keys and entries, twice for the sort, cells and their starts, the sort's scratch */
 			return plan.insertions * (2 * 8 + 2 * 4 + 8 + 8 + 8) + n * 8 + (1 << 20);
-		case GEOACC_JOIN_TEMPORAL:
-			return n * (2 * 8 + 2 * 4 + 8) + (uint64_t) plan.nbins * 4 + (1 << 20);
 		default:
-			return 2 * (n * (2 * 8 + 2 * 4 + 8)) + (uint64_t) plan.nbins * (plan.nsub[0] + plan.nsub[1]) * 4
-				+ (1 << 20);
+			/* as the spatial grid per insertion, and the layer flags and ids */
+			return n * (2 * 8 + 2 * 4 + 8 + 8 + 8) + n * 5 + (1 << 20);
 	}
-}
-
-GeoaccJoinMethod
-choose_method(const SegmentShape &q, const SegmentShape &e, const JoinParams &p)
-{
-	if (e.n == 0 || q.n == 0)
-		return GEOACC_JOIN_TEMPORAL;
-
-	/* entries each method visits per query, if the entries were spread evenly */
-	const double n = (double) e.n;
-	const double span = std::max(e.t_hi - e.t_lo, 1e-300);
-	const double ext[2] = {std::max(e.hi[0] - e.lo[0], 1e-300), std::max(e.hi[1] - e.lo[1], 1e-300)};
-	const double time_window = q.mean_duration + e.max_duration;
-	const double temporal = n * std::min(1.0, (time_window + 2 * std::max(span * 8 / n, e.mean_duration / 4)) / span);
-	const double st_time = std::min(1.0, (time_window + 2 * std::max(span * 64 / n, e.mean_duration / 4)) / span);
-	double		st_space = 1;
-
-	for (int k = 0; k < 2; k++)
-	{
-		const double sub = std::max(e.max_extent[k], ext[k] / 1024);
-
-		st_space = std::min(st_space, std::min(1.0, (q.mean_extent[k] + 2 * p.reach + e.max_extent[k] + 2 * sub)
-											   / ext[k]));
-	}
-
-	const double spatiotemporal = n * st_time * st_space;
-	const double cell = std::max(p.reach, e.median_extent);
-	double		spatial = n;
-
-	/* entries in reach of the query's cells, each filed in about (1 + extent / cell)^2 cells */
-	for (int k = 0; k < 2; k++)
-		spatial *= std::min(1.0, (q.mean_extent[k] + 2 * p.reach + cell) / ext[k])
-			* (1 + e.mean_extent[k] / cell);
-
-	if (spatiotemporal <= spatial && spatiotemporal <= temporal)
-		return GEOACC_JOIN_SPATIOTEMPORAL;
-	return spatial <= temporal ? GEOACC_JOIN_SPATIAL : GEOACC_JOIN_TEMPORAL;
 }
 
 uint32_t
@@ -544,10 +535,8 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 
 		const std::vector<JoinSegment> &entries = job.entries();
 
-		job.method = method != GEOACC_JOIN_AUTO ? method
-			: choose_method(segment_shape(job.a.data(), job.a.size()),
-							b ? segment_shape(entries.data(), entries.size()) : segment_shape(job.a.data(), job.a.size()),
-							job.params);
+		/* the layered spatiotemporal index visits the fewest entries on every data set measured */
+		job.method = method != GEOACC_JOIN_AUTO ? method : GEOACC_JOIN_SPATIOTEMPORAL;
 		h->stats.method = job.method;
 		h->stats.queries = job.a.size();
 		h->stats.entries = entries.size();

@@ -110,9 +110,10 @@ run_starts_kernel(const K *keys, uint32_t n, uint8_t *flags)
 		flags[i] = i == 0 || keys[i] != keys[i - 1];
 }
 
+/* The non-empty keys and where each one's entries start, from the starts of the runs of sorted keys. */
 __global__ void
-spatial_cells_kernel(const uint64_t *sorted_keys, const uint32_t *run_start, uint32_t ncells, uint32_t total,
-					 uint64_t *cell_keys, uint32_t *cell_start)
+cells_kernel(const uint64_t *sorted_keys, const uint32_t *run_start, uint32_t ncells, uint32_t total,
+			 uint64_t *cell_keys, uint32_t *cell_start)
 {
 	const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -125,32 +126,30 @@ spatial_cells_kernel(const uint64_t *sorted_keys, const uint32_t *run_start, uin
 		cell_start[c] = total;
 }
 
-/* The temporal bin key of each entry, or (dim >= 0) its (bin, sub-bin) key in dimension dim. */
+/* flags[i] = 1 where entry i is in layer l of the plan */
 __global__ void
-bin_keys_kernel(const JoinSegment *e, uint32_t n, IndexPlan plan, int dim, uint32_t *keys, uint32_t *values)
+layer_flags_kernel(const JoinSegment *e, uint32_t n, IndexPlan plan, int l, uint8_t *flags)
+{
+	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		flags[i] = join_layer(plan, e[i]) == l;
+}
+
+/* The key of each entry of a layer (ids: its entries; nullptr: all of them). */
+__global__ void
+bin_keys_kernel(const JoinSegment *e, const uint32_t *ids, uint32_t n, BinPlan b, bool sub_cells, uint64_t *keys,
+				uint32_t *values)
 {
 	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i >= n)
 		return;
 
-	const int64_t bin = join_bin(e[i].t0, plan.t0, plan.width, plan.nbins);
+	const uint32_t id = ids ? ids[i] : i;
 
-	keys[i] = dim < 0 ? (uint32_t) bin
-		: (uint32_t) (bin * plan.nsub[dim]
-					  + join_bin(join_min(e[i].p0[dim], e[i].p1[dim]), plan.s0[dim], plan.swidth[dim],
-								 plan.nsub[dim]));
-	values[i] = i;
-}
-
-/* start[k] = the first sorted position with key >= k, for k in [0, nkeys] */
-__global__ void
-key_starts_kernel(const uint32_t *sorted_keys, uint32_t n, uint32_t nkeys, uint32_t *start)
-{
-	const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (k <= nkeys)
-		start[k] = (uint32_t) join_lower_bound(sorted_keys, n, k);
+	keys[i] = join_bin_key(b, sub_cells, e[id]);
+	values[i] = id;
 }
 
 /* CUB's temporary storage, grown as needed and kept between calls. */
@@ -186,22 +185,18 @@ sort_pairs(Scratch &scratch, const K *keys_in, K *keys_out, const uint32_t *valu
 struct DeviceIndex
 {
 	IndexPlan	plan;
-	uint64_t	ncells = 0;
-	DeviceBuffer<uint64_t> cell_keys;
-	DeviceBuffer<uint32_t> start[2];
-	DeviceBuffer<uint32_t> entries[2];
+	/* per layer; the spatial grid in [0] */
+	uint64_t	nkeys[JOIN_LAYERS] = {};
+	DeviceBuffer<uint64_t> keys[JOIN_LAYERS];
+	DeviceBuffer<uint32_t> start[JOIN_LAYERS];
+	DeviceBuffer<uint32_t> entries[JOIN_LAYERS];
 
 	DeviceIndex(const IndexPlan &p, const JoinSegment *d_entries, uint32_t n, Scratch &scratch) : plan(p)
 	{
 		if (plan.method == GEOACC_JOIN_SPATIAL)
 			build_spatial(d_entries, n, scratch);
-		else if (plan.method == GEOACC_JOIN_TEMPORAL)
-			build_bins(d_entries, n, -1, scratch);
 		else
-		{
-			build_bins(d_entries, n, 0, scratch);
-			build_bins(d_entries, n, 1, scratch);
-		}
+			build_layers(d_entries, n, scratch);
 	}
 
 	void build_spatial(const JoinSegment *d_entries, uint32_t n, Scratch &scratch)
@@ -218,69 +213,113 @@ struct DeviceIndex
 		GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, cells.data(), offsets.data(),
 													  (int) n, stream()));
 
-		DeviceBuffer<uint64_t> keys(total),
-					sorted_keys(total);
+		DeviceBuffer<uint64_t> filed_keys(total);
 		DeviceBuffer<uint32_t> values(total);
 
-		entries[0].resize(total);
 		spatial_fill_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, offsets.data(),
-																			   keys.data(), values.data());
+																			   filed_keys.data(), values.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
-		sort_pairs(scratch, keys.data(), sorted_keys.data(), values.data(), entries[0].data(), total);
-		keys.resize(0);
+		group_by_key(filed_keys, values, total, 0, scratch);
+	}
+
+	void build_layers(const JoinSegment *d_entries, uint32_t n, Scratch &scratch)
+	{
+		DeviceBuffer<uint8_t> flags;
+		DeviceBuffer<uint32_t> ids;
+		int			nonempty = 0;
+
+		for (const BinPlan &b : plan.layer)
+			nonempty += b.count > 0;
+
+		const bool	split = nonempty > 1;
+
+		if (split)
+		{
+			flags.resize(n);
+			ids.resize(n);
+		}
+		for (int l = 0; l < JOIN_LAYERS; l++)
+		{
+			uint32_t	count = plan.layer[l].count == 0 ? 0 : n;
+
+			if (split && count > 0)
+			{
+				layer_flags_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, l,
+																					  flags.data());
+				GEOACC_CUDA_CHECK_LAUNCH();
+				count = select_flagged(flags.data(), n, ids.data());
+				if (count != plan.layer[l].count)
+					fail(GEOACC_ERR_INTERNAL, "segment join: layer %d holds %u entries on the device, %llu planned",
+						 l, count, (unsigned long long) plan.layer[l].count);
+			}
+
+			DeviceBuffer<uint64_t> filed_keys(count);
+			DeviceBuffer<uint32_t> values(count);
+
+			if (count > 0)
+			{
+				bin_keys_kernel<<<blocks_for(count, THREADS), THREADS, 0, stream()>>>(
+					d_entries, split ? ids.data() : nullptr, count, plan.layer[l],
+					plan.method == GEOACC_JOIN_SPATIOTEMPORAL, filed_keys.data(), values.data());
+				GEOACC_CUDA_CHECK_LAUNCH();
+			}
+			group_by_key(filed_keys, values, count, l, scratch);
+		}
+	}
+
+	/* (key, entry) pairs sorted by key, entries in order within a key: the non-empty keys, their starts, the entries */
+	void group_by_key(DeviceBuffer<uint64_t> &filed_keys, DeviceBuffer<uint32_t> &values, uint32_t total, int l,
+					  Scratch &scratch)
+	{
+		DeviceBuffer<uint64_t> sorted_keys(total);
+
+		entries[l].resize(total);
+		sort_pairs(scratch, filed_keys.data(), sorted_keys.data(), values.data(), entries[l].data(), total);
+		filed_keys.resize(0);
 		values.resize(0);
 
 		DeviceBuffer<uint8_t> flags(total);
 		DeviceBuffer<uint32_t> run_start(total);
 
-		run_starts_kernel<<<blocks_for(total, THREADS), THREADS, 0, stream()>>>(sorted_keys.data(), total,
-																				 flags.data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		ncells = select_flagged(flags.data(), total, run_start.data());
-		cell_keys.resize(ncells);
-		start[0].resize(ncells + 1);
-		spatial_cells_kernel<<<blocks_for(ncells + 1, THREADS), THREADS, 0, stream()>>>(
-			sorted_keys.data(), run_start.data(), (uint32_t) ncells, total, cell_keys.data(), start[0].data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		sync_and_check_interrupt();
-	}
-
-	void build_bins(const JoinSegment *d_entries, uint32_t n, int dim, Scratch &scratch)
-	{
-		const int	slot = dim < 0 ? 0 : dim;
-		const uint32_t nkeys = (uint32_t) (dim < 0 ? plan.nbins : plan.nbins * plan.nsub[dim]);
-		DeviceBuffer<uint32_t> keys(n),
-					sorted_keys(n),
-					values(n);
-
-		entries[slot].resize(n);
-		start[slot].resize((size_t) nkeys + 1);
-		bin_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, dim, keys.data(),
-																		   values.data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		sort_pairs(scratch, keys.data(), sorted_keys.data(), values.data(), entries[slot].data(), n);
-		key_starts_kernel<<<blocks_for((size_t) nkeys + 1, THREADS), THREADS, 0, stream()>>>(
-			sorted_keys.data(), n, nkeys, start[slot].data());
+		if (total > 0)
+		{
+			run_starts_kernel<<<blocks_for(total, THREADS), THREADS, 0, stream()>>>(sorted_keys.data(), total,
+																					 flags.data());
+			GEOACC_CUDA_CHECK_LAUNCH();
+			nkeys[l] = select_flagged(flags.data(), total, run_start.data());
+		}
+		keys[l].resize(nkeys[l]);
+		start[l].resize(nkeys[l] + 1);
+		cells_kernel<<<blocks_for(nkeys[l] + 1, THREADS), THREADS, 0, stream()>>>(
+			sorted_keys.data(), run_start.data(), (uint32_t) nkeys[l], total, keys[l].data(), start[l].data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 		sync_and_check_interrupt();
 	}
 
 	SpatialIndexView spatial() const
 	{
-		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, ncells, cell_keys.data(), start[0].data(),
+		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, nkeys[0], keys[0].data(), start[0].data(),
 			entries[0].data()};
 	}
-	TemporalIndexView temporal() const
+	LayeredIndexView<TemporalIndexView> temporal() const
 	{
-		return {plan.t0, plan.width, plan.nbins, plan.max_duration, start[0].data(), entries[0].data()};
+		LayeredIndexView<TemporalIndexView> view;
+
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			view.layer[l] = temporal_layer_view(plan.layer[l], arrays(l));
+		return view;
 	}
-	SpatioTemporalIndexView spatiotemporal() const
+	LayeredIndexView<SpatioTemporalIndexView> spatiotemporal() const
 	{
-		return {plan.t0, plan.width, plan.nbins, plan.max_duration,
-			{plan.s0[0], plan.s0[1]}, {plan.swidth[0], plan.swidth[1]}, {plan.nsub[0], plan.nsub[1]},
-			{plan.max_extent[0], plan.max_extent[1]}, {start[0].data(), start[1].data()},
-			{entries[0].data(), entries[1].data()}};
+		LayeredIndexView<SpatioTemporalIndexView> view;
+
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			view.layer[l] = spatiotemporal_layer_view(plan.layer[l], arrays(l));
+		return view;
 	}
+
+private:
+	BinArrays	arrays(int l) const { return {nkeys[l], keys[l].data(), start[l].data(), entries[l].data()}; }
 };
 
 /* ----------------------------------------------------------- the search */

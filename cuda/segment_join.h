@@ -33,14 +33,18 @@
  *   temporal        entries grouped by fixed-width bins of their start
  *                   time: a query scans the bins from its start minus the
  *                   longest entry duration to its end, one index range;
- *   spatiotemporal  temporal bins, each cut into sub-bins along X and along Y
- *                   no narrower than the largest entry extent; an entry is
- *                   filed in the sub-bin of its lower coordinate in each
- *                   dimension, and a query scans, per temporal bin, the
- *                   sub-bin range of the dimension holding fewer entries.
- *   auto            estimates the entries each of the three visits per query
- *                   from the extents, durations, counts and the distance,
- *                   assuming uniform density, and runs the cheapest.
+ *   spatiotemporal  temporal bins cut into square sub-cells in X Y no
+ *                   smaller than the largest entry extent and the reach;
+ *                   an entry is filed once, in the sub-cell of the lower
+ *                   corner of its box, and a query scans the sub-cells from
+ *                   its box's lower corner minus the largest extent to its
+ *                   upper corner, in every temporal bin it reaches.
+ *   Bins and sub-cells are kept only where they hold entries (sorted keys),
+ *   so they can be narrow.  The temporal and spatiotemporal indexes file the
+ *   entries in layers by size (see JOIN_LAYERS), each with bins of its own:
+ *   the longest segments no longer set the scan of every query.
+ *   auto            runs spatiotemporal: on every data set measured it visited
+ *                   the fewest entries, or close to the fewest.
  */
 #ifndef GEOACC_SEGMENT_JOIN_H
 #define GEOACC_SEGMENT_JOIN_H
@@ -269,6 +273,38 @@ join_lower_bound(const K *keys, uint64_t n, K key)
 	return lo;
 }
 
+/*
+ * Smallest i in [from, n) with keys[i] >= key, or n, when every key below
+ * from is smaller: steps doubling from `from`, then a binary search, so a
+ * key near the last one found costs a few reads.
+ */
+template <class K>
+GEOACC_HD uint64_t
+join_gallop(const K *keys, uint64_t from, uint64_t n, K key)
+{
+	uint64_t	lo = from,
+				step = 1;
+
+	while (lo + step <= n && keys[lo + step - 1] < key)
+	{
+		lo += step;
+		step *= 2;
+	}
+
+	uint64_t	hi = lo + step < n ? lo + step : n;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ------------------------------------------------------------ the indexes */
 
 /* The flattened spatial grid: only non-empty cells, keyed cy * nx + cx. */
@@ -285,20 +321,27 @@ struct SpatialIndexView
 	const uint32_t *entries;
 };
 
-/* Temporal bins: entries grouped by the bin of their start time. */
+/*
+ * Temporal bins: entries grouped by the bin of their start time, only the
+ * non-empty bins kept (sorted keys and where each one's entries start), so
+ * that narrow bins cost nothing where there is no data.
+ */
 struct TemporalIndexView
 {
 	double		t0;
 	double		width;
 	int64_t		nbins;
 	double		max_duration;
-	const uint32_t *start;		/* nbins + 1 */
+	uint64_t	nkeys;
+	const uint64_t *keys;		/* nkeys, ascending */
+	const uint32_t *start;		/* nkeys + 1 */
 	const uint32_t *entries;
 };
 
 /*
- * Temporal bins with spatial sub-bins: per dimension k (X, Y) the entries
- * grouped by (temporal bin, sub-bin of their lower coordinate).
+ * Temporal bins with spatial sub-cells: the entries grouped by (temporal
+ * bin, sub-cell of the lower corner of their box), keyed (bin * nsub[1] +
+ * cy) * nsub[0] + cx, only the non-empty ones kept.
  */
 struct SpatioTemporalIndexView
 {
@@ -310,8 +353,10 @@ struct SpatioTemporalIndexView
 	double		swidth[2];
 	int64_t		nsub[2];
 	double		max_extent[2];
-	const uint32_t *start[2];	/* nbins * nsub[k] + 1 */
-	const uint32_t *entries[2];
+	uint64_t	nkeys;
+	const uint64_t *keys;		/* nkeys, ascending */
+	const uint32_t *start;		/* nkeys + 1 */
+	const uint32_t *entries;
 };
 
 /* Call visit(e) for every candidate e of q in the spatial grid, once each. */
@@ -375,8 +420,14 @@ join_search(const TemporalIndexView &ix, const JoinSegment *entries, const JoinQ
 	int64_t		b0,
 				b1;
 
+	if (ix.nkeys == 0)
+		return;
 	join_time_bins(ix.t0, ix.width, ix.nbins, ix.max_duration, q, &b0, &b1);
-	for (uint32_t k = ix.start[b0]; k < ix.start[b1 + 1]; k++)
+
+	const uint64_t i0 = join_lower_bound(ix.keys, ix.nkeys, (uint64_t) b0);
+	const uint64_t i1 = join_lower_bound(ix.keys, ix.nkeys, (uint64_t) b1 + 1);
+
+	for (uint32_t k = ix.start[i0]; k < ix.start[i1]; k++)
 	{
 		const uint32_t e = ix.entries[k];
 
@@ -385,7 +436,7 @@ join_search(const TemporalIndexView &ix, const JoinSegment *entries, const JoinQ
 	}
 }
 
-/* Call visit(e) for every candidate e of q in the temporal bins with spatial sub-bins. */
+/* Call visit(e) for every candidate e of q in the temporal bins with spatial sub-cells. */
 template <class Visit>
 GEOACC_HD void
 join_search(const SpatioTemporalIndexView &ix, const JoinSegment *entries, const JoinQuery &q,
@@ -396,31 +447,63 @@ join_search(const SpatioTemporalIndexView &ix, const JoinSegment *entries, const
 				lo[2],
 				hi[2];
 
+	if (ix.nkeys == 0)
+		return;
 	join_time_bins(ix.t0, ix.width, ix.nbins, ix.max_duration, q, &b0, &b1);
 	for (int k = 0; k < 2; k++)
 	{
-		/* an entry filed by its lower coordinate reaches at most max_extent above it */
+		/* an entry filed by its lower corner reaches at most max_extent above it */
 		lo[k] = join_bin(q.lo[k] - ix.max_extent[k], ix.s0[k], ix.swidth[k], ix.nsub[k]) - 1;
 		if (lo[k] < 0)
 			lo[k] = 0;
 		hi[k] = join_bin(q.hi[k], ix.s0[k], ix.swidth[k], ix.nsub[k]);
 	}
+	/* rows of sub-cells in ascending key order: each found from the end of the one before */
+	uint64_t	to = 0;
+
 	for (int64_t b = b0; b <= b1; b++)
-	{
-		const uint32_t *sx = ix.start[0] + b * ix.nsub[0];
-		const uint32_t *sy = ix.start[1] + b * ix.nsub[1];
-		/* the dimension whose range holds fewer entries */
-		const int	k = sy[hi[1] + 1] - sy[lo[1]] < sx[hi[0] + 1] - sx[lo[0]] ? 1 : 0;
-		const uint32_t *s = k == 0 ? sx : sy;
-
-		for (uint32_t i = s[lo[k]]; i < s[hi[k] + 1]; i++)
+		for (int64_t cy = lo[1]; cy <= hi[1]; cy++)
 		{
-			const uint32_t e = ix.entries[k][i];
+			const uint64_t row = (uint64_t) ((b * ix.nsub[1] + cy) * ix.nsub[0]);
+			const uint64_t from = join_gallop(ix.keys, to, ix.nkeys, row + (uint64_t) lo[0]);
 
-			if (join_candidate(q, entries[e], p))
-				visit(e);
+			to = from;
+
+			while (to < ix.nkeys && ix.keys[to] <= row + (uint64_t) hi[0])
+				to++;
+			for (uint32_t i = ix.start[from]; i < ix.start[to]; i++)
+			{
+				const uint32_t e = ix.entries[i];
+
+				if (join_candidate(q, entries[e], p))
+					visit(e);
+			}
 		}
-	}
+}
+
+/*
+ * The layers of a temporal or spatiotemporal index, by size: each entry is
+ * in the first layer whose caps (duration, and X and Y extents with
+ * sub-cells) it fits, and a query scans each layer back only by that
+ * layer's longest duration and extent.  The few long segments of real
+ * tracks (a gap between fixes, a fast crossing) then no longer widen the
+ * scan of every query.
+ */
+constexpr int JOIN_LAYERS = 5;
+
+template <class Layer>
+struct LayeredIndexView
+{
+	Layer		layer[JOIN_LAYERS];
+};
+
+template <class Layer, class Visit>
+GEOACC_HD void
+join_search(const LayeredIndexView<Layer> &ix, const JoinSegment *entries, const JoinQuery &q, const JoinParams &p,
+			Visit &visit)
+{
+	for (int l = 0; l < JOIN_LAYERS; l++)
+		join_search(ix.layer[l], entries, q, p, visit);
 }
 
 /* ------------------------------------------------------- planning (host) */
@@ -435,25 +518,22 @@ struct SegmentShape
 	double		t_hi = 0;
 	double		max_extent[3] = {0, 0, 0};
 	double		max_duration = 0;
-	double		mean_extent[2] = {0, 0};
-	double		mean_duration = 0;
 	double		median_extent = 0;	/* of max(X extent, Y extent) */
 };
 
-SegmentShape segment_shape(const JoinSegment *s, size_t n);
+struct IndexPlan;
+
+/* The shape of s[0..n), or with layers of the entries in that layer of the plan. */
+SegmentShape segment_shape(const JoinSegment *s, size_t n, const IndexPlan *layers = nullptr, int layer = 0);
 
 /* The parameters of one index over one set (or chunk) of entries. */
-struct IndexPlan
+/*
+ * One layer of temporal bins (with spatial sub-bins for spatiotemporal)
+ * over the entries of that layer.
+ */
+struct BinPlan
 {
-	GeoaccJoinMethod method = GEOACC_JOIN_SPATIAL;
-	/* spatial */
-	double		x0 = 0,
-				y0 = 0,
-				cell = 1;
-	int64_t		nx = 1,
-				ny = 1;
-	uint64_t	insertions = 0;
-	/* temporal and spatiotemporal */
+	uint64_t	count = 0;		/* entries in the layer */
 	double		t0 = 0,
 				width = 1;
 	int64_t		nbins = 1;
@@ -465,11 +545,77 @@ struct IndexPlan
 	double		max_extent[2] = {0, 0};
 };
 
+struct IndexPlan
+{
+	GeoaccJoinMethod method = GEOACC_JOIN_SPATIAL;
+	/* spatial */
+	double		x0 = 0,
+				y0 = 0,
+				cell = 1;
+	int64_t		nx = 1,
+				ny = 1;
+	uint64_t	insertions = 0;
+
+	/* temporal and spatiotemporal: the caps of each layer but the last, the bins of each */
+	double		cap_duration[JOIN_LAYERS - 1] = {};
+	double		cap_extent[JOIN_LAYERS - 1][2] = {};
+	BinPlan		layer[JOIN_LAYERS];
+};
+
+/* The layer of a temporal or spatiotemporal plan that holds entry e. */
+GEOACC_HD int
+join_layer(const IndexPlan &plan, const JoinSegment &e)
+{
+	const double duration = e.t1 - e.t0;
+	const double extent_x = join_max(e.p0[0], e.p1[0]) - join_min(e.p0[0], e.p1[0]);
+	const double extent_y = join_max(e.p0[1], e.p1[1]) - join_min(e.p0[1], e.p1[1]);
+
+	for (int l = 0; l < JOIN_LAYERS - 1; l++)
+		if (duration <= plan.cap_duration[l] && extent_x <= plan.cap_extent[l][0]
+			&& extent_y <= plan.cap_extent[l][1])
+			return l;
+	return JOIN_LAYERS - 1;
+}
+
+/* The key of entry e in a layer: its temporal bin, or with sub-cells its (bin, cy, cx) key. */
+GEOACC_HD uint64_t
+join_bin_key(const BinPlan &b, bool sub_cells, const JoinSegment &e)
+{
+	const int64_t bin = join_bin(e.t0, b.t0, b.width, b.nbins);
+
+	if (!sub_cells)
+		return (uint64_t) bin;
+
+	const int64_t cx = join_bin(join_min(e.p0[0], e.p1[0]), b.s0[0], b.swidth[0], b.nsub[0]);
+	const int64_t cy = join_bin(join_min(e.p0[1], e.p1[1]), b.s0[1], b.swidth[1], b.nsub[1]);
+
+	return (uint64_t) ((bin * b.nsub[1] + cy) * b.nsub[0] + cx);
+}
+
+/* The arrays of one layer's non-empty bins. */
+struct BinArrays
+{
+	uint64_t	nkeys;
+	const uint64_t *keys;
+	const uint32_t *start;
+	const uint32_t *entries;
+};
+
+inline TemporalIndexView
+temporal_layer_view(const BinPlan &b, const BinArrays &a)
+{
+	return {b.t0, b.width, b.nbins, b.max_duration, a.nkeys, a.keys, a.start, a.entries};
+}
+
+inline SpatioTemporalIndexView
+spatiotemporal_layer_view(const BinPlan &b, const BinArrays &a)
+{
+	return {b.t0, b.width, b.nbins, b.max_duration, {b.s0[0], b.s0[1]}, {b.swidth[0], b.swidth[1]},
+		{b.nsub[0], b.nsub[1]}, {b.max_extent[0], b.max_extent[1]}, a.nkeys, a.keys, a.start, a.entries};
+}
+
 /* Plan the index of `method` (not auto) over entries e[0..n). */
 IndexPlan	plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinParams &p);
-
-/* The method auto runs for these queries against these entries. */
-GeoaccJoinMethod choose_method(const SegmentShape &queries, const SegmentShape &entries, const JoinParams &p);
 
 /* Grid cells entry e covers in a spatial plan. */
 GEOACC_HD uint64_t

@@ -12,6 +12,7 @@
  * memory caps (chunks of the entries).
  */
 #include "core_test.h"
+#include "segment_join.h"
 
 #include <algorithm>
 #include <array>
@@ -435,6 +436,80 @@ TEST(segment_join_cpu_matches_reference_on_random_tracks)
 				rows += check_cpu_methods(a, nullptr, d);
 			}
 	CHECK(rows > 200);
+}
+
+/*
+ * Heavy-tailed durations and lengths spread the entries of the temporal and
+ * spatiotemporal indexes over several layers, each within its caps; the
+ * rows still equal the brute force's.
+ */
+TEST(segment_join_layers_hold_long_segments_apart)
+{
+	Tracks		t;
+
+	/* steps of up to 10 m in up to 10 s, and now and then a gap: 1 to 2 km in 1,000 to 2,000 s */
+	for (int s = 0; s < 200; s++)
+	{
+		double		px = uniform(0, 2000),
+					py = uniform(0, 2000),
+					time = 1.6e9 + uniform(0, 3600);
+
+		for (int i = 0; i < 20; i++)
+		{
+			const bool	gap = uniform_int(0, 30) == 0;
+			const double step = gap ? uniform(1000, 2000) : uniform(0, 10);
+			const double angle = uniform(0, 2 * M_PI);
+
+			t.add(px, py, 0, time);
+			px += step * std::cos(angle);
+			py += step * std::sin(angle);
+			time += gap ? uniform(1000, 2000) : uniform(1, 10);
+		}
+		t.close();
+	}
+	std::vector<geoacc::JoinSegment> segments;
+
+	for (uint32_t s = 0; s < t.count(); s++)
+		for (uint32_t i = t.offsets[s]; i + 1 < t.offsets[s + 1]; i++)
+		{
+			geoacc::JoinSegment g = {{t.x[i], t.y[i], 0}, t.m[i], {t.x[i + 1], t.y[i + 1], 0}, t.m[i + 1], s, i};
+
+			segments.push_back(g);
+		}
+
+	const geoacc::JoinParams params = {2, 1, 40, 40};
+	double		longest = 0;
+
+	for (const geoacc::JoinSegment &g : segments)
+		longest = std::max(longest, g.t1 - g.t0);
+
+	for (GeoaccJoinMethod method : {GEOACC_JOIN_TEMPORAL, GEOACC_JOIN_SPATIOTEMPORAL})
+	{
+		const geoacc::IndexPlan plan = geoacc::plan_index(method, segments.data(), segments.size(), params);
+		uint64_t	counts[geoacc::JOIN_LAYERS] = {};
+		int			nonempty = 0;
+
+		for (const geoacc::JoinSegment &g : segments)
+		{
+			const int	l = geoacc::join_layer(plan, g);
+
+			counts[l]++;
+			CHECK(g.t1 - g.t0 <= plan.layer[l].max_duration);
+			if (method == GEOACC_JOIN_SPATIOTEMPORAL)
+				for (int k = 0; k < 2; k++)
+					CHECK(std::fabs(g.p1[k] - g.p0[k]) <= plan.layer[l].max_extent[k]);
+		}
+		for (int l = 0; l < geoacc::JOIN_LAYERS; l++)
+		{
+			CHECK(counts[l] == plan.layer[l].count);
+			nonempty += counts[l] > 0;
+		}
+		CHECK(nonempty >= 3);
+		/* the first layer holds most entries, with a scan far shorter than the longest segment's */
+		CHECK(counts[0] >= segments.size() * 6 / 10);
+		CHECK(plan.layer[0].max_duration * 50 < longest);
+	}
+	CHECK(check_cpu_methods(t, nullptr, 40) > 0);
 }
 
 TEST(segment_join_cpu_matches_reference_on_ais)
