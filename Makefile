@@ -5,14 +5,20 @@
 # Without nvcc on the PATH (or with `make NVCC=`) it builds a CPU-only core.
 # CUDA_ARCHS picks the machine code; PTX for the newest is always added.
 
-EXTENSION = geoacc
+EXTENSION = geoacc geoacc_raster
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
+RASTER_EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc_raster.control)
+ifneq ($(EXTVERSION),$(RASTER_EXTVERSION))
+$(error geoacc.control and geoacc_raster.control must have the same default_version)
+endif
 
 MODULE_big = geoacc
 OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/inner_query.o
 OBJS += src/density_raster.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
+# geoacc_raster: the companion extension for postgis_raster (SQL only; its functions are in geoacc.so)
+DATA_built += sql/geoacc_raster--$(EXTVERSION).sql
 
 # extension script, assembled from one piece per feature
 INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
@@ -20,7 +26,7 @@ INSTALL_SQL += sql/install/density_raster.sql
 INSTALL_SQL += sql/install/simplify.sql
 
 REGRESS = setup device ais
-REGRESS += density_raster density_raster_postgis
+REGRESS += density_raster density_raster_postgis geoacc_raster
 REGRESS += simplify
 REGRESS_OPTS = --inputdir=.
 
@@ -77,7 +83,7 @@ SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 # export only what PostgreSQL looks up: the magic block, _PG_init and the SQL-callable functions
 SHLIB_LINK += -Wl,--version-script=src/exports.map
 
-EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql test/core/geoacc_core_tests src/exports.map \
+EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql sql/geoacc_raster--*.sql test/core/geoacc_core_tests src/exports.map \
 			  test/data/scale_tracks
 
 PG_CONFIG ?= pg_config
@@ -111,6 +117,9 @@ $(CORE_LIB): $(CORE_OBJS)
 sql/geoacc--$(EXTVERSION).sql: $(INSTALL_SQL)
 	cat $^ > $@
 
+sql/geoacc_raster--$(EXTVERSION).sql: sql/install/geoacc_raster.sql
+	cat $^ > $@
+
 # ------------------------------------------------ core tests (no server)
 CORE_TEST_SRC = $(wildcard test/core/*.cpp)
 
@@ -128,7 +137,7 @@ test/data/scale_tracks: test/data/scale_tracks.c
 # regress tests that need postgis_raster, left out where it is absent (the GPU machine without
 # test/device/raster-bundle.sh's bundle)
 REGRESS_NEEDS_POSTGIS_RASTER =
-REGRESS_NEEDS_POSTGIS_RASTER += density_raster_postgis
+REGRESS_NEEDS_POSTGIS_RASTER += density_raster_postgis geoacc_raster
 .PHONY: print-regress print-regress-gpu
 print-regress:
 	@echo $(REGRESS)

@@ -2,8 +2,9 @@
  * density_raster.cpp
  *
  * CPU twin of the density raster (projection of trajectory points into
- * integer counts, then convolution with a normalized kernel), the kernel
- * tables both devices use, and the C ABI entry points that pick a device.
+ * integer counts or fixed-point sums, then convolution with a normalized
+ * kernel), the kernel tables both devices use, and the C ABI entry points
+ * that pick a device.
  */
 #include "density_raster.h"
 
@@ -19,65 +20,74 @@ namespace
 constexpr uint32_t points_between_polls = 1u << 16;
 constexpr uint64_t terms_between_polls = 1ull << 24;
 
-struct HostCounter
+/* Cells of the grid with its margin, row by row. */
+template <class T>
+struct HostCells
 {
-	uint32_t   *counts;
-	uint32_t	width;
+	T		   *cells;
+	uint32_t	columns;
 
-	void operator()(uint32_t row, uint32_t column) const { counts[(size_t) row * width + column]++; }
+	void operator()(uint32_t row, uint32_t column, T amount) const { cells[(size_t) row * columns + column] += amount; }
 };
 
+template <class T>
 void
-density_project_cpu(const GeoaccDensityGrid &grid, const double *xy, const uint8_t *flags, uint32_t n,
-					uint32_t *counts)
+density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells)
 {
-	DensityGeometry g = density_geometry(grid);
-	HostCounter counter{counts, grid.width};
+	DensityGeometry g = density_geometry(grid, points.interpolate);
+	HostCells<T> add{cells, g.columns};
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < points.n; i++)
 	{
 		if (i % points_between_polls == 0)
 			check_interrupt();
-		density_point(g, xy, flags, i, counter);
+		density_point<T>(g, points, i, add);
 	}
 }
 
 /*
- * Scatter form of the convolution: every nonzero count, in row-major
- * order, adds its weighted copy of the kernel to the cells around it.  Each
- * output cell thus receives its terms in row-major order of their source
- * cells, which is the order of the kernel's rows and columns in the GPU's
- * gather form; zero counts only add +0.0, so skipping them changes nothing.
+ * Scatter form of the convolution: every nonzero cell of the grid (margin
+ * included), in row-major order, adds its weighted copy of the kernel to
+ * the raster cells around it.  Each raster cell thus receives its terms in
+ * row-major order of their source cells, which is the order of the
+ * kernel's rows and columns in the GPU's gather form; zero cells only add
+ * +0.0, so skipping them changes nothing.
  */
+template <class T>
 void
-density_convolve_cpu(uint32_t width, uint32_t height, const uint32_t *counts, const double *weights,
-					 int size, double *out)
+density_convolve_cpu(uint32_t width, uint32_t height, const T *cells, const double *weights, int size,
+					 double *out)
 {
-	int64_t		h = size / 2;
+	int64_t		pitch = (int64_t) width + size - 1;
+	int64_t		grid_rows = (int64_t) height + size - 1;
 	uint64_t	terms = 0;
 
 	for (size_t i = 0; i < (size_t) width * height; i++)
 		out[i] = 0.0;
-	for (int64_t sr = 0; sr < height; sr++)
+	for (int64_t sr = 0; sr < grid_rows; sr++)
 	{
-		for (int64_t sc = 0; sc < width; sc++)
+		for (int64_t sc = 0; sc < pitch; sc++)
 		{
-			uint32_t	count = counts[sr * width + sc];
+			T			cell = cells[sr * pitch + sc];
 
-			if (count == 0)
+			if (cell == 0)
 				continue;
+
+			double		value = density_cell_value(cell);
+
+			/* source (sr, sc) is kernel entry (i, j) of raster cell (sr - i, sc - j) */
 			for (int64_t i = 0; i < size; i++)
 			{
-				int64_t		r = sr + h - i;
+				int64_t		r = sr - i;
 
 				if (r < 0 || r >= height)
 					continue;
 				for (int64_t j = 0; j < size; j++)
 				{
-					int64_t		c = sc + h - j;
+					int64_t		c = sc - j;
 
 					if (c >= 0 && c < width)
-						out[r * width + c] = density_term(out[r * width + c], weights[i * size + j], (double) count);
+						out[r * width + c] = density_term(out[r * width + c], weights[i * size + j], value);
 				}
 			}
 			terms += (uint64_t) size * size;
@@ -98,6 +108,27 @@ check_grid(const GeoaccDensityGrid *grid)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster extent must be finite and have an area");
 	if (grid->width == 0 || grid->height == 0)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster must have at least one row and one column");
+	if (!((grid->xmax - grid->xmin) / grid->width > 0.0 && (grid->ymax - grid->ymin) / grid->height > 0.0))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster cells must have a size above zero");
+	if (grid->margin > GEOACC_DENSITY_MAX_KERNEL_SIZE / 2)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster margin must be at most %d cells, not %u",
+			 GEOACC_DENSITY_MAX_KERNEL_SIZE / 2, grid->margin);
+}
+
+void
+check_points(const GeoaccDensityPoints *points, bool with_values)
+{
+	if (points->n > 0 && (points->flags[0] & GEOACC_DENSITY_JOIN))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the first point of a batch cannot join a previous point");
+	if (with_values && points->values == nullptr)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "weighted density projection needs values");
+	if (!with_values && points->mode != GEOACC_DENSITY_SAMPLES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the time mode needs values");
+	/* below 2^27, so that an amount stays below 2^59 and eight per point per cell cannot overflow */
+	for (uint32_t i = 0; with_values && i < points->n; i++)
+		if (!(points->values[i] >= 0.0 && points->values[i] < 134217728.0))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "density value %g of point %u is not in [0, 2^27)",
+				 points->values[i], i);
 }
 
 void
@@ -108,6 +139,24 @@ check_kernel(GeoaccDensityKernel kernel, int size)
 	if (size < 1 || size > GEOACC_DENSITY_MAX_KERNEL_SIZE || size % 2 == 0)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "kernel size must be odd and between 1 and %d, not %d",
 			 GEOACC_DENSITY_MAX_KERNEL_SIZE, size);
+}
+
+template <class T>
+void
+convolve(GeoaccDevice device, uint32_t width, uint32_t height, const T *cells, GeoaccDensityKernel kernel,
+		 int size, double *out)
+{
+	check_kernel(kernel, size);
+	if (width == 0 || height == 0)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster must have at least one row and one column");
+
+	std::vector<double> weights((size_t) size * size);
+
+	density_kernel_weights(kernel, size, weights.data());
+	if (device == GEOACC_DEVICE_GPU)
+		GEOACC_ON_GPU(density_convolve_gpu(width, height, cells, weights.data(), size, out));
+	else
+		density_convolve_cpu(width, height, cells, weights.data(), size, out);
 }
 
 }								/* namespace */
@@ -178,17 +227,30 @@ density_kernel_weights(GeoaccDensityKernel kernel, int size, double *weights)
 using namespace geoacc;
 
 extern "C" GeoaccStatus
-geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid, const double *xy,
-					   const uint8_t *flags, uint32_t n, uint32_t *counts)
+geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid, const GeoaccDensityPoints *points,
+					   uint32_t *counts)
 {
 	return guarded([&] {
 		check_grid(grid);
-		if (n > 0 && (flags[0] & GEOACC_DENSITY_JOIN))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "the first point of a batch cannot join a previous point");
+		check_points(points, false);
 		if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(density_project_gpu(*grid, xy, flags, n, counts));
+			GEOACC_ON_GPU(density_project_gpu(*grid, *points, counts));
 		else
-			density_project_cpu(*grid, xy, flags, n, counts);
+			density_project_cpu(*grid, *points, counts);
+	});
+}
+
+extern "C" GeoaccStatus
+geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid,
+							  const GeoaccDensityPoints *points, int64_t *sums)
+{
+	return guarded([&] {
+		check_grid(grid);
+		check_points(points, true);
+		if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(density_project_gpu(*grid, *points, sums));
+		else
+			density_project_cpu(*grid, *points, sums);
 	});
 }
 
@@ -205,17 +267,12 @@ extern "C" GeoaccStatus
 geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32_t height, const uint32_t *counts,
 						GeoaccDensityKernel kernel, int size, double *out)
 {
-	return guarded([&] {
-		check_kernel(kernel, size);
-		if (width == 0 || height == 0)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster must have at least one row and one column");
+	return guarded([&] { convolve(device, width, height, counts, kernel, size, out); });
+}
 
-		std::vector<double> weights((size_t) size * size);
-
-		density_kernel_weights(kernel, size, weights.data());
-		if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(density_convolve_gpu(width, height, counts, weights.data(), size, out));
-		else
-			density_convolve_cpu(width, height, counts, weights.data(), size, out);
-	});
+extern "C" GeoaccStatus
+geoacc_density_convolve_sums(GeoaccDevice device, uint32_t width, uint32_t height, const int64_t *sums,
+							 GeoaccDensityKernel kernel, int size, double *out)
+{
+	return guarded([&] { convolve(device, width, height, sums, kernel, size, out); });
 }

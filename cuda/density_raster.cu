@@ -3,11 +3,12 @@
  *
  * GPU half of the density raster.  Projection: one thread per point adds
  * the point and the interpolated samples of its incoming segment to the
- * integer counts with atomicAdd (the paper's write-after-write hazard; with
- * integers the result does not depend on the order).  Convolution: one
- * thread per output cell gathers its k x k neighbourhood from a tile of
- * counts in shared memory, with the weights in constant memory.  Both work
- * on bands of rows and batches of points sized to the device-memory cap.
+ * integer counts or fixed-point sums with atomicAdd (the paper's
+ * write-after-write hazard; with integers the result does not depend on the
+ * order).  Convolution: one thread per output cell gathers its k x k
+ * neighbourhood from a tile of cells in shared memory, with the weights in
+ * constant memory.  Both work on bands of rows and batches of points sized
+ * to the device-memory cap.
  */
 #include "density_raster.cuh"
 
@@ -28,57 +29,76 @@ constexpr uint64_t terms_per_launch = 1ull << 33;
 
 __constant__ double c_weights[GEOACC_DENSITY_MAX_KERNEL_SIZE * GEOACC_DENSITY_MAX_KERNEL_SIZE];
 
-/* Counts of the rows [row_first, row_end), kept at counts[(row - row_first) * width]. */
-struct BandCounter
+/* Atomic adds of the two kinds of cells (integers: the order does not matter). */
+__device__ void
+atomic_add_cell(uint32_t *cell, uint32_t amount)
 {
-	uint32_t   *counts;
-	uint32_t	width;
+	atomicAdd(cell, amount);
+}
+
+__device__ void
+atomic_add_cell(int64_t *cell, int64_t amount)
+{
+	/* two's complement: an unsigned add is the signed add */
+	atomicAdd(reinterpret_cast<unsigned long long *>(cell), (unsigned long long) amount);
+}
+
+/* Cells of the grid rows [row_first, row_end), kept at cells[(row - row_first) * columns]. */
+template <class T>
+struct BandCells
+{
+	T		   *cells;
+	uint32_t	columns;
 	uint32_t	row_first;
 	uint32_t	row_end;
 
-	__device__ void operator()(uint32_t row, uint32_t column) const
+	__device__ void operator()(uint32_t row, uint32_t column, T amount) const
 	{
 		if (row >= row_first && row < row_end)
-			atomicAdd(counts + (size_t) (row - row_first) * width + column, 1u);
+			atomic_add_cell(cells + (size_t) (row - row_first) * columns + column, amount);
 	}
 };
 
+template <class T>
 __global__ void
-project_kernel(DensityGeometry g, const double *xy, const uint8_t *flags, uint32_t first, uint32_t end,
-			   BandCounter counter)
+project_kernel(DensityGeometry g, GeoaccDensityPoints points, uint32_t first, uint32_t end, BandCells<T> cells)
 {
 	size_t		i = first + (size_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < end)
-		density_point(g, xy, flags, i, counter);
+		density_point<T>(g, points, i, cells);
 }
 
 /*
- * Output rows [out_first, out_first + out_rows) from the counts of rows
- * [in_first, in_first + in_rows), which hold every row within size / 2 of
- * them that exists.  Cells outside the raster read as zero.
+ * Raster rows [out_first, out_first + out_rows) from the grid rows
+ * [in_first, in_first + in_rows) (indices with the margin: raster row r is
+ * grid row r + size / 2), which hold every grid row within size / 2 of
+ * them.  Raster cell (r, c) gathers grid cells (r + i, c + j).
  */
+template <class T>
 __global__ void
-convolve_kernel(const uint32_t *counts, uint32_t in_first, uint32_t in_rows, uint32_t width,
-				double *out, uint32_t out_first, uint32_t out_rows, int size)
+convolve_kernel(const T *cells, uint32_t in_first, uint32_t in_rows, uint32_t width, double *out,
+				uint32_t out_first, uint32_t out_rows, int size)
 {
 	extern __shared__ double tile[];
 	int			h = size / 2;
 	int			pitch = tile_width + 2 * h;
 	int			tile_rows = tile_height + 2 * h;
+	int64_t		grid_columns = (int64_t) width + 2 * h;
 	int64_t		row0 = (int64_t) out_first + (int64_t) blockIdx.y * tile_height;
 	int64_t		col0 = (int64_t) blockIdx.x * tile_width;
 
 	for (int idx = threadIdx.y * tile_width + threadIdx.x; idx < pitch * tile_rows;
 		 idx += tile_width * tile_height)
 	{
-		int64_t		r = row0 - h + idx / pitch;
-		int64_t		c = col0 - h + idx % pitch;
-		double		count = 0.0;
+		int64_t		r = row0 + idx / pitch;
+		int64_t		c = col0 + idx % pitch;
+		double		value = 0.0;
 
-		if (r >= in_first && r < (int64_t) in_first + in_rows && c >= 0 && c < width)
-			count = counts[(size_t) (r - in_first) * width + c];
-		tile[idx] = count;
+		/* only the rows and columns past the last tile's end are missing */
+		if (r >= in_first && r < (int64_t) in_first + in_rows && c < grid_columns)
+			value = density_cell_value(cells[(size_t) (r - in_first) * grid_columns + c]);
+		tile[idx] = value;
 	}
 	__syncthreads();
 
@@ -92,11 +112,11 @@ convolve_kernel(const uint32_t *counts, uint32_t in_first, uint32_t in_rows, uin
 
 	for (int i = 0; i < size; i++)
 	{
-		const double *counts_row = tile + (threadIdx.y + i) * pitch + threadIdx.x;
+		const double *values_row = tile + (threadIdx.y + i) * pitch + threadIdx.x;
 		const double *weights_row = c_weights + i * size;
 
 		for (int j = 0; j < size; j++)
-			sum = density_term(sum, weights_row[j], counts_row[j]);
+			sum = density_term(sum, weights_row[j], values_row[j]);
 	}
 	out[(size_t) (r - out_first) * width + c] = sum;
 }
@@ -109,86 +129,99 @@ convolve_shared_bytes(int size)
 
 }								/* namespace */
 
+template <class T>
 void
-density_project_device(const DensityGeometry &g, const double *d_xy, const uint8_t *d_flags,
-					   uint32_t first, uint32_t end, uint32_t *d_counts, uint32_t row_first, uint32_t row_end)
+density_project_device(const DensityGeometry &g, const GeoaccDensityPoints &d_points, uint32_t first,
+					   uint32_t end, T *d_cells, uint32_t row_first, uint32_t row_end)
 {
-	BandCounter counter{d_counts, g.columns, row_first, row_end};
+	BandCells<T> cells{d_cells, g.columns, row_first, row_end};
 
 	if (end > first)
 	{
-		project_kernel<<<blocks_for(end - first, project_threads), project_threads, 0, stream()>>>(
-			g, d_xy, d_flags, first, end, counter);
+		project_kernel<T><<<blocks_for(end - first, project_threads), project_threads, 0, stream()>>>(
+			g, d_points, first, end, cells);
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
 }
 
+template <class T>
 void
 density_set_weights_device(const double *weights, int size)
 {
 	GEOACC_CUDA_TRY(cudaMemcpyToSymbolAsync(c_weights, weights, sizeof(double) * size * size, 0,
 											cudaMemcpyHostToDevice, stream()));
-	GEOACC_CUDA_TRY(cudaFuncSetAttribute(convolve_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+	GEOACC_CUDA_TRY(cudaFuncSetAttribute(convolve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
 										 (int) convolve_shared_bytes(size)));
 }
 
+template <class T>
 void
-density_convolve_device(const uint32_t *d_counts, uint32_t in_first, uint32_t in_rows, uint32_t width,
-						double *d_out, uint32_t out_first, uint32_t out_rows, int size)
+density_convolve_device(const T *d_cells, uint32_t in_first, uint32_t in_rows, uint32_t width, double *d_out,
+						uint32_t out_first, uint32_t out_rows, int size)
 {
 	dim3		threads(tile_width, tile_height);
 	dim3		blocks((width + tile_width - 1) / tile_width, (out_rows + tile_height - 1) / tile_height);
 
 	if (out_rows == 0)
 		return;
-	convolve_kernel<<<blocks, threads, convolve_shared_bytes(size), stream()>>>(
-		d_counts, in_first, in_rows, width, d_out, out_first, out_rows, size);
+	convolve_kernel<T><<<blocks, threads, convolve_shared_bytes(size), stream()>>>(
+		d_cells, in_first, in_rows, width, d_out, out_first, out_rows, size);
 	GEOACC_CUDA_CHECK_LAUNCH();
 }
 
 /*
- * Counts live on the host between calls: each band of rows is uploaded,
- * receives the samples of every batch of points, and comes back.  With the
- * whole raster and all points under the cap that is one band and one batch.
+ * The cells live on the host between calls: each band of grid rows is
+ * uploaded, receives the samples of every batch of points, and comes back.
+ * With the whole grid and all points under the cap that is one band and
+ * one batch.
  */
+template <class T>
 void
-density_project_gpu(const GeoaccDensityGrid &grid, const double *xy, const uint8_t *flags, uint32_t n,
-					uint32_t *counts)
+density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells)
 {
-	DensityGeometry g = density_geometry(grid);
-	uint64_t	row_bytes = (uint64_t) grid.width * sizeof(uint32_t);
-	uint64_t	point_bytes = 2 * sizeof(double) + sizeof(uint8_t);
+	DensityGeometry g = density_geometry(grid, points.interpolate);
+	uint32_t	n = points.n;
+	bool		with_values = points.values != nullptr;
+	uint64_t	row_bytes = (uint64_t) g.columns * sizeof(T);
+	uint64_t	point_bytes = 2 * sizeof(double) + sizeof(uint8_t) + (with_values ? sizeof(double) : 0);
 	uint64_t	available = geoacc_gpu_memory_available();
-	uint32_t	band_rows = grid.height;
+	uint32_t	band_rows = g.rows;
 	uint32_t	batch = n;
 
 	if (n == 0)
 		return;
-	if (row_bytes * grid.height + point_bytes * n > available)
+	if (row_bytes * g.rows + point_bytes * n > available)
 	{
-		/* half the cap for counts, the rest for points (one more for the batch's predecessor) */
-		band_rows = (uint32_t) std::min<uint64_t>(grid.height, std::max<uint64_t>(1, available / 2 / row_bytes));
+		/* half the cap for cells, the rest for points (one more for the batch's predecessor) */
+		band_rows = (uint32_t) std::min<uint64_t>(g.rows, std::max<uint64_t>(1, available / 2 / row_bytes));
 		uint64_t	left = available > band_rows * row_bytes ? available - band_rows * row_bytes : 0;
 
 		batch = (uint32_t) std::min<uint64_t>(n, std::max<uint64_t>(1, left / point_bytes - 1));
 	}
 
 	uint32_t	stored = std::min<uint64_t>(n, (uint64_t) batch + 1);
-	DeviceBuffer<uint32_t> d_counts((size_t) band_rows * grid.width);
+	DeviceBuffer<T> d_cells((size_t) band_rows * g.columns);
 	DeviceBuffer<double> d_xy(2 * (size_t) stored);
 	DeviceBuffer<uint8_t> d_flags(stored);
+	DeviceBuffer<double> d_values(with_values ? stored : 0);
+	GeoaccDensityPoints d_points = points;
 
+	d_points.xy = d_xy.data();
+	d_points.flags = d_flags.data();
+	d_points.values = with_values ? d_values.data() : nullptr;
 	if (batch == n)
 	{
-		d_xy.upload(xy, 2 * (size_t) n);
-		d_flags.upload(flags, n);
+		d_xy.upload(points.xy, 2 * (size_t) n);
+		d_flags.upload(points.flags, n);
+		if (with_values)
+			d_values.upload(points.values, n);
 	}
-	for (uint32_t row_first = 0; row_first < grid.height; row_first += band_rows)
+	for (uint32_t row_first = 0; row_first < g.rows; row_first += band_rows)
 	{
-		uint32_t	row_end = std::min(grid.height, row_first + band_rows);
-		uint32_t   *band = counts + (size_t) row_first * grid.width;
+		uint32_t	row_end = std::min(g.rows, row_first + band_rows);
+		T		   *band = cells + (size_t) row_first * g.columns;
 
-		d_counts.upload(band, (size_t) (row_end - row_first) * grid.width);
+		d_cells.upload(band, (size_t) (row_end - row_first) * g.columns);
 		for (uint32_t first = 0; first < n; first += batch)
 		{
 			uint32_t	end = std::min<uint64_t>(n, (uint64_t) first + batch);
@@ -197,37 +230,41 @@ density_project_gpu(const GeoaccDensityGrid &grid, const double *xy, const uint8
 
 			if (batch != n)
 			{
-				d_xy.upload(xy + 2 * (size_t) base, 2 * (size_t) (end - base));
-				d_flags.upload(flags + base, end - base);
+				d_xy.upload(points.xy + 2 * (size_t) base, 2 * (size_t) (end - base));
+				d_flags.upload(points.flags + base, end - base);
+				if (with_values)
+					d_values.upload(points.values + base, end - base);
 			}
 			for (uint32_t i = first; i < end; i += points_per_launch)
 			{
-				density_project_device(g, d_xy.data(), d_flags.data(), i - base,
+				density_project_device(g, d_points, i - base,
 									   std::min<uint64_t>(end, (uint64_t) i + points_per_launch) - base,
-									   d_counts.data(), row_first, row_end);
+									   d_cells.data(), row_first, row_end);
 				sync_and_check_interrupt();
 			}
 		}
-		d_counts.download(band, (size_t) (row_end - row_first) * grid.width);
+		d_cells.download(band, (size_t) (row_end - row_first) * g.columns);
 	}
 }
 
 /*
- * Bands of output rows, each with the count rows within size / 2 of it,
+ * Bands of raster rows, each with the grid rows within size / 2 of it,
  * sized to the cap; launches of a bounded number of terms each.
  */
+template <class T>
 void
-density_convolve_gpu(uint32_t width, uint32_t height, const uint32_t *counts, const double *weights,
-					 int size, double *out)
+density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const double *weights, int size,
+					 double *out)
 {
 	uint32_t	h = size / 2;
+	uint64_t	grid_columns = (uint64_t) width + 2 * h;
 	uint64_t	available = geoacc_gpu_memory_available();
-	uint64_t	in_row_bytes = (uint64_t) width * sizeof(uint32_t);
+	uint64_t	in_row_bytes = grid_columns * sizeof(T);
 	uint64_t	out_row_bytes = (uint64_t) width * sizeof(double);
 	uint64_t	halo_bytes = 2 * h * in_row_bytes;
 	uint32_t	band_rows = height;
 
-	if ((in_row_bytes + out_row_bytes) * height > available)
+	if ((in_row_bytes + out_row_bytes) * height + halo_bytes > available)
 		band_rows = (uint32_t) std::min<uint64_t>(
 			height, std::max<uint64_t>(1, (available > halo_bytes ? available - halo_bytes : 0) /
 									   (in_row_bytes + out_row_bytes)));
@@ -235,27 +272,43 @@ density_convolve_gpu(uint32_t width, uint32_t height, const uint32_t *counts, co
 	/* at most the raster's height: a small raster's quotient does not fit in 32 bits */
 	uint32_t	launch_rows = (uint32_t) std::min<uint64_t>(height, std::max<uint64_t>(
 		tile_height, terms_per_launch / ((uint64_t) width * size * size) / tile_height * tile_height));
-	DeviceBuffer<uint32_t> d_counts((size_t) std::min<uint64_t>(height, (uint64_t) band_rows + 2 * h) * width);
+	DeviceBuffer<T> d_cells((size_t) (band_rows + 2 * h) * grid_columns);
 	DeviceBuffer<double> d_out((size_t) band_rows * width);
 
-	density_set_weights_device(weights, size);
+	density_set_weights_device<T>(weights, size);
 	for (uint32_t out_first = 0; out_first < height; out_first += band_rows)
 	{
 		uint32_t	out_end = std::min(height, out_first + band_rows);
-		uint32_t	in_first = out_first > h ? out_first - h : 0;
-		uint32_t	in_end = (uint32_t) std::min<uint64_t>(height, (uint64_t) out_end + h);
+		/* grid rows out_first .. out_end + 2h - 1 hold raster rows out_first - h .. out_end + h - 1 */
+		uint32_t	in_rows = out_end - out_first + 2 * h;
 
-		d_counts.upload(counts + (size_t) in_first * width, (size_t) (in_end - in_first) * width);
+		d_cells.upload(cells + (size_t) out_first * grid_columns, (size_t) in_rows * grid_columns);
 		for (uint32_t r = out_first; r < out_end; r += launch_rows)
 		{
 			uint32_t	rows = std::min(out_end - r, launch_rows);
 
-			density_convolve_device(d_counts.data(), in_first, in_end - in_first, width,
+			density_convolve_device(d_cells.data(), out_first, in_rows, width,
 									d_out.data() + (size_t) (r - out_first) * width, r, rows, size);
 			sync_and_check_interrupt();
 		}
 		d_out.download(out + (size_t) out_first * width, (size_t) (out_end - out_first) * width);
 	}
 }
+
+/* the two kinds of cells: counts and fixed-point sums */
+template void density_project_device<uint32_t>(const DensityGeometry &, const GeoaccDensityPoints &, uint32_t,
+												uint32_t, uint32_t *, uint32_t, uint32_t);
+template void density_project_device<int64_t>(const DensityGeometry &, const GeoaccDensityPoints &, uint32_t,
+											   uint32_t, int64_t *, uint32_t, uint32_t);
+template void density_set_weights_device<uint32_t>(const double *, int);
+template void density_set_weights_device<int64_t>(const double *, int);
+template void density_convolve_device<uint32_t>(const uint32_t *, uint32_t, uint32_t, uint32_t, double *,
+												 uint32_t, uint32_t, int);
+template void density_convolve_device<int64_t>(const int64_t *, uint32_t, uint32_t, uint32_t, double *,
+												uint32_t, uint32_t, int);
+template void density_project_gpu<uint32_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &, uint32_t *);
+template void density_project_gpu<int64_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &, int64_t *);
+template void density_convolve_gpu<uint32_t>(uint32_t, uint32_t, const uint32_t *, const double *, int, double *);
+template void density_convolve_gpu<int64_t>(uint32_t, uint32_t, const int64_t *, const double *, int, double *);
 
 }								/* namespace geoacc */

@@ -4,15 +4,21 @@
  * Density rasters of trajectories (Huang, Li, Zhang, Liu: GPU-accelerated
  * compression and visualization of vessel trajectories): the arithmetic the
  * CUDA kernels and the CPU twin share, so that both place every sample in
- * the same cell and sum every convolution in the same order.
+ * the same cell, give it the same amount and sum every convolution in the
+ * same order.
  *
- * Positions are taken to cell coordinates u (columns, from the west edge)
- * and v (rows, from the north edge); a point lies in the extent when
- * 0 <= u <= width and 0 <= v <= height, and falls in the cell
- * (floor(u), floor(v)), the last column and row taking the east and south
- * borders.  A segment between two points whose cells are n > 1 cells apart
- * (Chebyshev distance) gets the n - 1 samples at t = k / n, k = 1 .. n - 1,
- * of which those in the extent count.
+ * Positions are taken to cell coordinates u = (x - xmin) / sx (columns,
+ * from the west edge) and v = (ymax - y) / sy (rows, from the north edge),
+ * sx and sy the cell's width and height; a position falls in the cell
+ * (floor(u), floor(v)), counted when that cell is in the raster or in its
+ * margin.  Cells are half-open as in PostGIS (ST_WorldToRasterCoord): a
+ * point on a border between two cells belongs to the cell east or south of
+ * it.  A segment whose ends' cells are n > 1 apart (Chebyshev distance) has
+ * the n - 1 samples at t = k / n, k = 1 .. n - 1, whose cell is
+ * floor(u0) + floor((u0 - floor(u0)) + t (u1 - u0)) (and the same in v):
+ * the same real position as u0 + t (u1 - u0), computed from the fraction of
+ * u0 so that grids whose cell coordinates differ by whole cells (the tiles
+ * of one grid) place every sample in the same cell.
  */
 #ifndef GEOACC_DENSITY_RASTER_H
 #define GEOACC_DENSITY_RASTER_H
@@ -28,53 +34,83 @@ namespace geoacc
 /* Segments longer than this many cells are not interpolated (k / n stays exact). */
 constexpr double density_max_steps = 4503599627370496.0;	/* 2^52 */
 
+/* One unit of a weighted sum. */
+constexpr double density_fixed_one = 4294967296.0;	/* 2^GEOACC_DENSITY_FIXED_BITS */
+
 /* The extent in the form the projection uses. */
 struct DensityGeometry
 {
 	double		xmin;
 	double		ymax;
-	double		xspan;
-	double		yspan;
-	double		width;
-	double		height;
-	uint32_t	columns;
-	uint32_t	rows;
+	double		sx;				/* cell width */
+	double		sy;				/* cell height */
+	double		margin;
+	double		u_end;			/* width + margin: counted cells have -margin <= column < u_end */
+	double		v_end;			/* height + margin */
+	uint32_t	columns;		/* of the cells filled: width + 2 margin */
+	uint32_t	rows;			/* height + 2 margin */
+	bool		interpolate;
 };
 
 inline DensityGeometry
-density_geometry(const GeoaccDensityGrid &grid)
+density_geometry(const GeoaccDensityGrid &grid, bool interpolate)
 {
-	return DensityGeometry{grid.xmin, grid.ymax, grid.xmax - grid.xmin, grid.ymax - grid.ymin,
-						   (double) grid.width, (double) grid.height, grid.width, grid.height};
+	return DensityGeometry{grid.xmin, grid.ymax, (grid.xmax - grid.xmin) / grid.width,
+						   (grid.ymax - grid.ymin) / grid.height, (double) grid.margin,
+						   (double) grid.width + grid.margin, (double) grid.height + grid.margin,
+						   grid.width + 2 * grid.margin, grid.height + 2 * grid.margin, interpolate};
 }
 
 GEOACC_HD double
 density_u(const DensityGeometry &g, double x)
 {
-	return (x - g.xmin) / g.xspan * g.width;
+	return (x - g.xmin) / g.sx;
 }
 
 GEOACC_HD double
 density_v(const DensityGeometry &g, double y)
 {
-	return (g.ymax - y) / g.yspan * g.height;
+	return (g.ymax - y) / g.sy;
+}
+
+/* Whether the cell (column cu, row cv), both whole numbers, is counted (NaN is not). */
+GEOACC_HD bool
+density_cell_counted(const DensityGeometry &g, double cu, double cv)
+{
+	return cu >= -g.margin && cu < g.u_end && cv >= -g.margin && cv < g.v_end;
+}
+
+/* Hand a counted cell to emit(row, column, amount), in the indices of the filled cells. */
+template <class T, class Emit>
+GEOACC_HD void
+density_emit(const DensityGeometry &g, double cu, double cv, T amount, const Emit &emit)
+{
+	emit((uint32_t) (cv + g.margin), (uint32_t) (cu + g.margin), amount);
+}
+
+/* The cell of a position, when counted. */
+template <class T, class Emit>
+GEOACC_HD void
+density_position(const DensityGeometry &g, double u, double v, T amount, const Emit &emit)
+{
+	double		cu = floor(u);
+	double		cv = floor(v);
+
+	if (density_cell_counted(g, cu, cv))
+		density_emit(g, cu, cv, amount, emit);
+}
+
+/* n: the Chebyshev distance between the cells of two positions. */
+GEOACC_HD double
+density_steps(double u0, double v0, double u1, double v1)
+{
+	return fmax(fabs(floor(u1) - floor(u0)), fabs(floor(v1) - floor(v0)));
 }
 
 GEOACC_HD bool
-density_inside(const DensityGeometry &g, double u, double v)
+density_interpolated(const DensityGeometry &g, double n)
 {
-	return u >= 0.0 && u <= g.width && v >= 0.0 && v <= g.height;
-}
-
-/* Hand the cell of an inside position to emit(row, column). */
-template <class Emit>
-GEOACC_HD void
-density_emit(const DensityGeometry &g, double u, double v, const Emit &emit)
-{
-	uint32_t	column = (uint32_t) floor(u);
-	uint32_t	row = (uint32_t) floor(v);
-
-	emit(row < g.rows ? row : g.rows - 1, column < g.columns ? column : g.columns - 1);
+	return g.interpolate && n >= 2.0 && n <= density_max_steps;
 }
 
 /*
@@ -96,59 +132,112 @@ density_clip_axis(double p, double d, double limit, double &t0, double &t1)
 }
 
 /*
- * The paper's linear interpolation between consecutive points (u0, v0) and
- * (u1, v1): n = the Chebyshev distance of their cells; when n > 1 the
- * samples at t = k / n, k = 1 .. n - 1, which land in consecutive cells (an
- * 8-connected line).  Only samples in the extent are emitted; clipping the
- * parameter range first keeps the work proportional to the cells inside,
- * and every candidate k is still tested, so clipping cannot change which
- * samples count.
+ * The paper's linear interpolation between consecutive positions (u0, v0)
+ * and (u1, v1) whose cells are n apart (density_interpolated): the samples
+ * at t = k / n, k = 1 .. n - 1, which land in consecutive cells (an
+ * 8-connected line); those in counted cells are emitted.  Clipping the
+ * parameter range first, to the counted cells and one more all round, keeps
+ * the work proportional to the cells inside; every candidate k is still
+ * tested, and the extra cell and the two extra steps exceed the rounding of
+ * the clip, so clipping cannot change which samples count.
  */
-template <class Emit>
+template <class T, class Emit>
 GEOACC_HD void
-density_segment(const DensityGeometry &g, double u0, double v0, double u1, double v1, const Emit &emit)
+density_samples(const DensityGeometry &g, double u0, double v0, double u1, double v1, double n, T amount,
+				const Emit &emit)
 {
+	double		fu0 = floor(u0);
+	double		fv0 = floor(v0);
+	double		ru0 = u0 - fu0;	/* exact */
+	double		rv0 = v0 - fv0;
 	double		du = u1 - u0;
 	double		dv = v1 - v0;
-	double		n = fmax(fabs(floor(u1) - floor(u0)), fabs(floor(v1) - floor(v0)));
 	double		t0 = 0.0;
 	double		t1 = 1.0;
 
-	if (!(n >= 2.0 && n <= density_max_steps))
-		return;
-	if (!density_clip_axis(u0, du, g.width, t0, t1) || !density_clip_axis(v0, dv, g.height, t0, t1))
+	if (!density_clip_axis(u0 + (g.margin + 1.0), du, g.u_end + g.margin + 2.0, t0, t1) ||
+		!density_clip_axis(v0 + (g.margin + 1.0), dv, g.v_end + g.margin + 2.0, t0, t1))
 		return;
 
-	/* a margin of two steps covers the rounding of t0 and t1 */
 	double		k_first = fmax(1.0, floor(t0 * n) - 2.0);
 	double		k_last = fmin(n - 1.0, ceil(t1 * n) + 2.0);
 
 	for (double k = k_first; k <= k_last; k += 1.0)
 	{
 		double		t = k / n;
-		double		u = u0 + t * du;
-		double		v = v0 + t * dv;
+		double		cu = fu0 + floor(ru0 + t * du);
+		double		cv = fv0 + floor(rv0 + t * dv);
 
-		if (density_inside(g, u, v))
-			density_emit(g, u, v, emit);
+		if (density_cell_counted(g, cu, cv))
+			density_emit(g, cu, cv, amount, emit);
 	}
 }
 
-/*
- * The samples point i adds: itself when flagged COUNT and inside, and the
- * segment from point i - 1 when flagged JOIN.
- */
-template <class Emit>
-GEOACC_HD void
-density_point(const DensityGeometry &g, const double *xy, const uint8_t *flags, size_t i, const Emit &emit)
+/* A fixed-point amount: floor(value * 2^32 / shares + 0.5), value >= 0 and below 2^27. */
+GEOACC_HD int64_t
+density_fixed(double value, double shares)
 {
-	double		u = density_u(g, xy[2 * i]);
-	double		v = density_v(g, xy[2 * i + 1]);
+	return (int64_t) floor(value * density_fixed_one / shares + 0.5);
+}
 
-	if ((flags[i] & GEOACC_DENSITY_COUNT) && density_inside(g, u, v))
-		density_emit(g, u, v, emit);
-	if (flags[i] & GEOACC_DENSITY_JOIN)
-		density_segment(g, density_u(g, xy[2 * i - 2]), density_v(g, xy[2 * i - 1]), u, v, emit);
+/* The value of a cell for the convolution. */
+GEOACC_HD double
+density_cell_value(uint32_t count)
+{
+	return (double) count;
+}
+
+GEOACC_HD double
+density_cell_value(int64_t sum)
+{
+	return (double) sum * (1.0 / density_fixed_one);
+}
+
+/*
+ * What point i adds: in SAMPLES mode the point itself when flagged COUNT,
+ * and the samples of its incoming segment when flagged JOIN, each with the
+ * point's amount (1 for counts, its value in fixed point for sums); in TIME
+ * mode its incoming segment's value, half a share at each end and a share
+ * at each sample between.
+ */
+template <class T, class Emit>
+GEOACC_HD void
+density_point(const DensityGeometry &g, const GeoaccDensityPoints &p, size_t i, const Emit &emit)
+{
+	double		u = density_u(g, p.xy[2 * i]);
+	double		v = density_v(g, p.xy[2 * i + 1]);
+
+	if (p.mode == GEOACC_DENSITY_TIME)
+	{
+		if (!(p.flags[i] & GEOACC_DENSITY_JOIN))
+			return;
+
+		double		u0 = density_u(g, p.xy[2 * i - 2]);
+		double		v0 = density_v(g, p.xy[2 * i - 1]);
+		double		n = density_steps(u0, v0, u, v);
+		bool		spread = density_interpolated(g, n);
+		T			half = (T) density_fixed(p.values[i], spread ? 2.0 * n : 2.0);
+
+		density_position(g, u0, v0, half, emit);
+		density_position(g, u, v, half, emit);
+		if (spread)
+			density_samples(g, u0, v0, u, v, n, (T) (2 * half), emit);
+		return;
+	}
+
+	T			amount = p.values == nullptr ? (T) 1 : (T) density_fixed(p.values[i], 1.0);
+
+	if (p.flags[i] & GEOACC_DENSITY_COUNT)
+		density_position(g, u, v, amount, emit);
+	if (p.flags[i] & GEOACC_DENSITY_JOIN)
+	{
+		double		u0 = density_u(g, p.xy[2 * i - 2]);
+		double		v0 = density_v(g, p.xy[2 * i - 1]);
+		double		n = density_steps(u0, v0, u, v);
+
+		if (density_interpolated(g, n))
+			density_samples(g, u0, v0, u, v, n, amount, emit);
+	}
 }
 
 /*
@@ -156,19 +245,20 @@ density_point(const DensityGeometry &g, const double *xy, const uint8_t *flags, 
  * order of the kernel's rows and columns on every device.
  */
 GEOACC_HD double
-density_term(double sum, double weight, double count)
+density_term(double sum, double weight, double value)
 {
-	return sum + weight * count;
+	return sum + weight * value;
 }
 
 /* Fill weights[size * size] (host only: both devices use this table). */
 void		density_kernel_weights(GeoaccDensityKernel kernel, int size, double *weights);
 
 /* GPU halves of the C ABI entry points (density_raster.cu). */
-void		density_project_gpu(const GeoaccDensityGrid &grid, const double *xy, const uint8_t *flags,
-								uint32_t n, uint32_t *counts);
-void		density_convolve_gpu(uint32_t width, uint32_t height, const uint32_t *counts,
-								 const double *weights, int size, double *out);
+template <class T>
+void		density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells);
+template <class T>
+void		density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const double *weights,
+								 int size, double *out);
 
 }								/* namespace geoacc */
 

@@ -11,6 +11,7 @@
 #ifndef GEOACC_CORE_H
 #define GEOACC_CORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -148,8 +149,13 @@ GeoaccStatus geoacc_segmented_argmax(GeoaccDevice device, const double *values,
 
 /*
  * The raster of gpu_density_raster: the extent (xmin < xmax, ymin < ymax)
- * cut into width x height cells; row 0 is the northern row (y near ymax),
- * column 0 the western one, as in a north-up PostGIS raster.
+ * cut into width x height cells of (xmax - xmin) / width by
+ * (ymax - ymin) / height; row 0 is the northern row (y near ymax), column 0
+ * the western one, as in a north-up PostGIS raster.  The cells that the
+ * projection fills reach `margin` cells beyond the raster on every side
+ * (the kernel's reach, so that tiles of one grid join without seams):
+ * (width + 2 margin) x (height + 2 margin) cells, the raster's cell
+ * (row, column) at (row + margin, column + margin).
  */
 typedef struct GeoaccDensityGrid
 {
@@ -159,23 +165,59 @@ typedef struct GeoaccDensityGrid
 	double		ymax;
 	uint32_t	width;
 	uint32_t	height;
+	uint32_t	margin;
 } GeoaccDensityGrid;
 
-/* Point flags of geoacc_density_project(). */
-#define GEOACC_DENSITY_COUNT 1	/* the point itself is a sample */
-#define GEOACC_DENSITY_JOIN 2	/* interpolate the segment from the previous point */
+/* Point flags of the projection. */
+#define GEOACC_DENSITY_COUNT 1	/* the point itself is a sample (samples mode) */
+#define GEOACC_DENSITY_JOIN 2	/* a segment from the previous point ends here */
+
+/* What a sample adds. */
+typedef enum GeoaccDensityMode
+{
+	GEOACC_DENSITY_SAMPLES = 0,	/* each sample adds its point's value */
+	GEOACC_DENSITY_TIME			/* a segment spreads its value over its ends and samples */
+} GeoaccDensityMode;
+
+/* Weighted sums are integers in units of 2^-GEOACC_DENSITY_FIXED_BITS. */
+#define GEOACC_DENSITY_FIXED_BITS 32
 
 /*
- * Add the samples of n points (x, y pairs in xy) to counts[height * width]:
- * each point flagged COUNT that lies in the extent, and, for each point
- * flagged JOIN, the interpolated samples of the segment from the point
- * before it that lie in the extent.  The first point must not be flagged
- * JOIN.  Counts are integers, so the result does not depend on the order of
- * the additions; docs/density_raster.md defines the samples.
+ * The points to project: n points (x, y pairs in xy) with their flags; the
+ * first must not be flagged JOIN.  With interpolate, a JOIN segment whose
+ * ends' cells are n > 1 apart (Chebyshev distance) has the n - 1 samples
+ * at k / n, k = 1 .. n - 1.  values (weighted projections only): per point,
+ * the value of its own sample and of each sample of its incoming segment
+ * (SAMPLES), or of its incoming segment as a whole (TIME: half a share to
+ * each end, a share to each sample between, n shares in all, or one share
+ * at each end without samples between).  cuda/density_raster.h defines the
+ * cells and the rounding.
+ */
+typedef struct GeoaccDensityPoints
+{
+	const double *xy;
+	const uint8_t *flags;
+	const double *values;
+	uint32_t	n;
+	GeoaccDensityMode mode;
+	bool		interpolate;
+} GeoaccDensityPoints;
+
+/*
+ * Add one to counts[] for every sample that falls in a cell of the grid
+ * (mode SAMPLES, values unused).  Integers: the result does not depend on
+ * the order of the additions.
  */
 GeoaccStatus geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid,
-									const double *xy, const uint8_t *flags, uint32_t n,
-									uint32_t *counts);
+									const GeoaccDensityPoints *points, uint32_t *counts);
+
+/*
+ * The same with values: each sample adds its value in fixed point,
+ * floor(value * 2^32 / shares + 0.5), to sums[] (values finite, >= 0 and
+ * below 2^27, so that no amount passes 2^59).
+ */
+GeoaccStatus geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid,
+										   const GeoaccDensityPoints *points, int64_t *sums);
 
 typedef enum GeoaccDensityKernel
 {
@@ -199,14 +241,20 @@ typedef enum GeoaccDensityKernel
 GeoaccStatus geoacc_density_kernel(GeoaccDensityKernel kernel, int size, double *weights);
 
 /*
- * out[height * width] = counts convolved with the kernel; cells beyond the
- * raster's edge count as zero, so mass spread past the edge is lost.  Every
- * device sums each cell's terms in the same order: the results are
- * bit-identical.
+ * out[height * width] = the cells of a grid with margin size / 2 (counts or
+ * sums, (width + size - 1) x (height + size - 1) of them) convolved with the
+ * kernel: every raster cell gathers the cells within size / 2 of it, the
+ * margin's included, so mass from just outside the raster comes in and
+ * mass spread past its edge is what the neighbouring tile receives.  Sums
+ * count as sum * 2^-32.  Every device adds each cell's terms in the same
+ * order: the results are bit-identical.
  */
 GeoaccStatus geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32_t height,
 									 const uint32_t *counts, GeoaccDensityKernel kernel, int size,
 									 double *out);
+GeoaccStatus geoacc_density_convolve_sums(GeoaccDevice device, uint32_t width, uint32_t height,
+										  const int64_t *sums, GeoaccDensityKernel kernel, int size,
+										  double *out);
 
 /* -------------------------------------------------------------- simplify */
 

@@ -55,7 +55,8 @@ SELECT dr_counts(ARRAY['LINESTRING M (0.5 0.5 1, 4.5 4.5 2)'], 5, 5);
 SELECT dr_counts(ARRAY['LINESTRING M (0.5 7.5 1, 6.5 5.5 2)'], 8, 8);
 -- cells one apart are not joined
 SELECT dr_counts(ARRAY['LINESTRING M (0.1 0.1 1, 1.9 1.9 2, 1.95 1.95 3)'], 4, 4);
--- points on cell edges go east and south; the extent's borders are inside; beyond them is outside
+-- points on cell edges go east and south; the extent's north and west borders are inside, its east and south
+-- borders outside (as PostGIS's ST_WorldToRasterCoord places them), and so is what lies beyond
 SELECT dr_counts(ARRAY['LINESTRING M (1 2 1, 1 2.5 2)', 'LINESTRING M (4 0 1, 4.5 0 2)',
 	'LINESTRING M (0 4 1, 0.5 3.5 2)', 'LINESTRING M (2 3 1, 2 3.5 2)'], 4, 4);
 -- out through the east border and back: the samples inside count, the rest are clipped away
@@ -113,16 +114,18 @@ FROM (VALUES (NULL::geometry), (NULL)) t(traj);
 SELECT dr_counts(ARRAY[NULL, 'LINESTRING M (0.5 0.5 1, 0.6 0.6 2)', NULL], 2, 2);
 SELECT dr_counts(ARRAY['LINESTRING M EMPTY'], 2, 2) IS NULL AS empty_track_adds_nothing;
 
--- Real AIS tracks, New York harbour (cells of about 400 x 500 m, tracks leaving the extent): raw counts
--- against the definition computed here in SQL, cell by cell.  Every vertex and every interpolated
--- sample k / n of a segment whose cells are n > 1 apart, in cell coordinates, counts where it is inside.
+-- Real AIS tracks, New York harbour (cells of 416.67 x 500 m, tracks leaving the extent): raw counts
+-- against the definition computed here in SQL, cell by cell.  Cell coordinates u = (x - x0) / cell width,
+-- v = (y1 - y) / cell height; every vertex and every interpolated sample k / n of a segment whose cells
+-- are n > 1 apart counts in its cell, floor(u0) + floor(frac(u0) + k / n (u - u0)) (and the same in v),
+-- when that cell is in the raster or within the kernel's reach of it (the margin, here 4 cells).
 CREATE TEMP TABLE dr_extent AS
 SELECT 560000::float8 AS x0, 4480000::float8 AS y0, 600000::float8 AS x1, 4520000::float8 AS y1,
-	96 AS w, 80 AS h;
+	96 AS w, 80 AS h, 4 AS m;
 CREATE TEMP TABLE dr_vertices AS
 SELECT t.id, d.path[1] AS i,
-	(ST_X(d.geom) - e.x0) / (e.x1 - e.x0) * e.w AS u,
-	(e.y1 - ST_Y(d.geom)) / (e.y1 - e.y0) * e.h AS v
+	(ST_X(d.geom) - e.x0) / ((e.x1 - e.x0) / e.w) AS u,
+	(e.y1 - ST_Y(d.geom)) / ((e.y1 - e.y0) / e.h) AS v
 FROM ais_tracks t, ST_DumpPoints(t.traj) d, dr_extent e;
 CREATE TEMP TABLE dr_segments AS
 SELECT u0, v0, u, v, greatest(abs(floor(u) - floor(u0)), abs(floor(v) - floor(v0))) AS n
@@ -130,13 +133,13 @@ FROM (SELECT lag(u) OVER w AS u0, lag(v) OVER w AS v0, u, v
 	FROM dr_vertices WINDOW w AS (PARTITION BY id ORDER BY i)) s
 WHERE u0 IS NOT NULL;
 CREATE TEMP TABLE dr_reference AS
-SELECT least(floor(s.v), e.h - 1)::int AS row_no, least(floor(s.u), e.w - 1)::int AS col_no, count(*) AS n,
-	bool_or(interpolated) AS has_samples
-FROM (SELECT u, v, false AS interpolated FROM dr_vertices
+SELECT s.cv::int AS row_no, s.cu::int AS col_no, count(*) AS n, bool_or(interpolated) AS has_samples
+FROM (SELECT floor(u) AS cu, floor(v) AS cv, false AS interpolated FROM dr_vertices
 	UNION ALL
-	SELECT u0 + (k::float8 / n) * (u - u0), v0 + (k::float8 / n) * (v - v0), true
+	SELECT floor(u0) + floor((u0 - floor(u0)) + (k::float8 / n) * (u - u0)),
+		floor(v0) + floor((v0 - floor(v0)) + (k::float8 / n) * (v - v0)), true
 	FROM dr_segments, generate_series(1, n::int - 1) k WHERE n >= 2) s, dr_extent e
-WHERE s.u >= 0 AND s.u <= e.w AND s.v >= 0 AND s.v <= e.h
+WHERE s.cu >= -e.m AND s.cu < e.w + e.m AND s.cv >= -e.m AND s.cv < e.h + e.m
 GROUP BY 1, 2;
 CREATE TEMP TABLE dr_ny AS
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1, e.y1)), e.w, e.h,
@@ -146,8 +149,10 @@ SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1
 FROM ais_tracks, dr_extent e GROUP BY e.x0, e.y0, e.x1, e.y1, e.w, e.h;
 SELECT count(*) AS cells, sum(r.n) AS samples, count(*) FILTER (WHERE has_samples) AS cells_with_interpolation,
 	count(*) FILTER (WHERE c.value IS DISTINCT FROM r.n) AS mismatches
-FROM dr_reference r FULL JOIN (SELECT * FROM dr_cells((SELECT raw FROM dr_ny)) WHERE value <> 0) c USING (row_no, col_no);
--- the quartic 9 x 9 convolution of those counts, summed here in SQL (another order: within 1e-12)
+FROM (SELECT r.* FROM dr_reference r, dr_extent e WHERE row_no BETWEEN 0 AND e.h - 1 AND col_no BETWEEN 0 AND e.w - 1) r
+	FULL JOIN (SELECT * FROM dr_cells((SELECT raw FROM dr_ny)) WHERE value <> 0) c USING (row_no, col_no);
+-- the quartic 9 x 9 convolution of those counts, the margin's included, summed here in SQL (another
+-- order: within 1e-12)
 WITH k AS (
 	SELECT (i - 1) / 9 - 4 AS di, (i - 1) % 9 - 4 AS dj, w
 	FROM unnest(geoacc_density_kernel('quartic', 9)) WITH ORDINALITY AS x(w, i)
@@ -161,6 +166,43 @@ SELECT count(*) AS cells, max(abs(coalesce(c.value, 0) - coalesce(x.value, 0))) 
 	abs(sum(c.value) - (SELECT sum(n) FROM dr_reference)) < 400 AS mass_mostly_kept
 FROM expected x FULL JOIN (SELECT * FROM dr_cells((SELECT smooth FROM dr_ny)) WHERE value <> 0) c
 	USING (row_no, col_no);
+
+-- Seamless tiles: the 2 x 2 tiles of an extent, each made on its own, equal the raster of the whole extent
+-- cut into four, cell for cell and bit for bit: every tile counts what lies within the kernel's reach
+-- around it.  Cells of 512 m (a power of two: cell coordinates are exact), raw counts and kernels of 9 and
+-- 31 cells, the count and time modes, with and without weights; then cells of 500 m.
+CREATE FUNCTION dr_tile_mismatches(x0 float8, y0 float8, x1 float8, y1 float8, w int, h int, kernel text,
+	ks int, mode text, weighted boolean) RETURNS text LANGUAGE sql AS $$
+	WITH whole AS (
+		SELECT CASE WHEN weighted
+			THEN gpu_density_raster(traj, ST_MakeBox2D(ST_Point(x0, y0), ST_Point(x1, y1)), w, h, kernel, ks, true,
+				mode, id % 7)
+			ELSE gpu_density_raster(traj, ST_MakeBox2D(ST_Point(x0, y0), ST_Point(x1, y1)), w, h, kernel, ks, true,
+				mode) END AS r
+		FROM ais_tracks
+	), tiles AS (
+		SELECT tr, tc, CASE WHEN weighted
+			THEN gpu_density_raster(traj, ST_MakeBox2D(
+				ST_Point(CASE tc WHEN 0 THEN x0 ELSE (x0 + x1) / 2 END, CASE tr WHEN 0 THEN (y0 + y1) / 2 ELSE y0 END),
+				ST_Point(CASE tc WHEN 0 THEN (x0 + x1) / 2 ELSE x1 END, CASE tr WHEN 0 THEN y1 ELSE (y0 + y1) / 2 END)),
+				w / 2, h / 2, kernel, ks, true, mode, id % 7)
+			ELSE gpu_density_raster(traj, ST_MakeBox2D(
+				ST_Point(CASE tc WHEN 0 THEN x0 ELSE (x0 + x1) / 2 END, CASE tr WHEN 0 THEN (y0 + y1) / 2 ELSE y0 END),
+				ST_Point(CASE tc WHEN 0 THEN (x0 + x1) / 2 ELSE x1 END, CASE tr WHEN 0 THEN y1 ELSE (y0 + y1) / 2 END)),
+				w / 2, h / 2, kernel, ks, true, mode) END AS r
+		FROM ais_tracks, (VALUES (0, 0), (0, 1), (1, 0), (1, 1)) t(tr, tc)
+		GROUP BY tr, tc
+	), tile_cells AS (
+		SELECT tr * (h / 2) + c.row_no AS row_no, tc * (w / 2) + c.col_no AS col_no, c.value
+		FROM tiles, dr_cells(tiles.r) c
+	)
+	SELECT format('%s cells, %s nonzero, %s mismatches', count(*), count(*) FILTER (WHERE a.value <> 0),
+		count(*) FILTER (WHERE a.value IS DISTINCT FROM b.value))
+	FROM dr_cells((SELECT r FROM whole)) a FULL JOIN tile_cells b USING (row_no, col_no) $$;
+SELECT ks, mode, weighted, dr_tile_mismatches(557056, 4472832, 606208, 4521984, 96, 96, 'gaussian', ks, mode, weighted)
+FROM (VALUES (1, 'count', false), (9, 'count', false), (31, 'count', false), (9, 'count', true),
+	(31, 'time', false), (9, 'time', true)) v(ks, mode, weighted);
+SELECT dr_tile_mismatches(560000, 4480000, 600000, 4520000, 80, 80, 'quartic', 15, 'count', false) AS cells_of_500_m;
 
 -- The CPU result equals this session's device's (the GPU under geoacc.device = gpu), bit for bit, also
 -- with a 1 MB device memory cap (bands of rows on the GPU, chunks of about 15,000 points on both)
@@ -202,7 +244,8 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET force_parallel_mode;
 
--- PNG heatmaps: signature, size from the IHDR chunk, colour type 2 (RGB) or 6 (RGBA with nodata)
+-- PNG heatmaps: signature, size from the IHDR chunk, colour type 3 (a palette of the colormap's 256
+-- colours; with a tRNS chunk when some pixels are transparent), 2 (RGB) or 6 (RGBA) for ramps
 CREATE TEMP TABLE dr_png AS
 SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600) AS r FROM ais_tracks;
 CREATE FUNCTION dr_png_info(png bytea) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
@@ -218,14 +261,14 @@ SELECT count(DISTINCT md5(geoacc_raster_png(r, c, s))) AS images,
 FROM dr_png, unnest(ARRAY['viridis', 'magma', 'inferno', 'plasma', 'cividis', 'gray']) c,
 	unnest(ARRAY['linear', 'sqrt', 'log']) s;
 SELECT geoacc_raster_png(r, 'Viridis', 'LOG') = geoacc_raster_png(r) AS names_ignore_case FROM dr_png;
--- the same band flagged as having nodata 0: empty cells become transparent
+-- the same band flagged as having nodata 0: empty cells take an unused palette index, transparent by tRNS
 SELECT dr_png_info(geoacc_raster_png(set_byte(r, 61, 64 + 11))) FROM dr_png;
 -- a raster whose every pixel is equal still makes an image
 SELECT dr_png_info(geoacc_raster_png(gpu_density_raster('LINESTRING M (0.5 0.5 1, 0.6 0.6 2)'::geometry,
 	ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 1, 1)));
 
 -- one colour scale for many tiles or frames: vmin and vmax (NULL: the band's own); values beyond take
--- the end colours; transparent_zero makes empty cells transparent (colour type 6)
+-- the end colours; transparent_zero makes empty cells transparent (a tRNS chunk)
 SELECT geoacc_raster_png(r, 'viridis', 'linear', vmin => 0) = geoacc_raster_png(r, 'viridis', 'linear')
 		AS vmin_0_is_the_minimum,
 	geoacc_raster_png(r, 'viridis', 'linear', 0, 1e9) <> geoacc_raster_png(r, 'viridis', 'linear') AS wider_scale_differs,
@@ -236,6 +279,57 @@ SELECT geoacc_raster_png(r, 'viridis', 'linear', vmin => 0) = geoacc_raster_png(
 FROM dr_png;
 SELECT geoacc_raster_png(r, 'viridis', 'linear', 5, 5) FROM dr_png;
 SELECT geoacc_raster_png(r, 'viridis', 'linear', 'NaN', 1) FROM dr_png;
+
+-- The palette: PLTE holds matplotlib's 256 colours (viridis from #440154 to #fde725, entry 128 #21918c);
+-- with transparent pixels, tRNS makes one unused entry transparent and the others opaque
+CREATE FUNCTION dr_png_chunks(png bytea) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+	pos int := 8;
+	len int;
+	chunks text[] := '{}';
+BEGIN
+	WHILE pos < length(png) LOOP
+		len := (get_byte(png, pos) << 24) | (get_byte(png, pos + 1) << 16) | (get_byte(png, pos + 2) << 8)
+			| get_byte(png, pos + 3);
+		chunks := chunks || format('%s(%s)', convert_from(substring(png FROM pos + 5 FOR 4), 'SQL_ASCII'), len);
+		pos := pos + 12 + len;
+	END LOOP;
+	RETURN array_to_string(chunks, ' ');
+END $$;
+SELECT regexp_replace(dr_png_chunks(geoacc_raster_png(r)), 'IDAT\(\d+\)', 'IDAT', 'g') AS chunks,
+	encode(substring(geoacc_raster_png(r) FROM 42 FOR 3), 'hex') AS first,
+	encode(substring(geoacc_raster_png(r) FROM 42 + 3 * 128 FOR 3), 'hex') AS middle,
+	encode(substring(geoacc_raster_png(r) FROM 42 + 3 * 255 FOR 3), 'hex') AS last,
+	encode(substring(geoacc_raster_png(r, 'magma') FROM 42 FOR 3), 'hex') AS magma_first,
+	encode(substring(geoacc_raster_png(r, 'gray') FROM 42 + 3 * 200 FOR 3), 'hex') AS gray_200
+FROM dr_png;
+SELECT regexp_replace(dr_png_chunks(png), 'IDAT\(\d+\)', 'IDAT', 'g') AS chunks,
+	get_byte(png, 33 + 12 + 768 + 8) AS alpha_0, get_byte(png, 33 + 12 + 768 + 8 + 1) AS alpha_1
+FROM (SELECT geoacc_raster_png(r, transparent_zero => true) AS png FROM dr_png) x;
+
+-- Ramps in the style of ST_ColorMap: lines "value R G B [A]" (value a pixel value, a percentage of the colour
+-- scale, or nv for nodata; fields split by spaces, tabs, commas or colons; # comments), interpolated: RGB, or
+-- RGBA with alpha or transparent pixels.  The order of the lines does not matter; percentages are positions
+-- on the scale from vmin to vmax, values are placed like the pixels.
+SELECT dr_png_info(geoacc_raster_png(r, E'0% 0 0 255\n50% 255 255 255\n100% 255 0 0', 'linear')) AS diverging,
+	dr_png_info(geoacc_raster_png(r, E'0% 0 0 255 0\n100% 255 0 0 255', 'linear')) AS with_alpha,
+	dr_png_info(geoacc_raster_png(r, E'0% 0 0 255\n100% 255 0 0', 'linear', transparent_zero => true)) AS transparent_zero,
+	dr_png_info(geoacc_raster_png(r, E'nv 0 0 0 255\n0% 0 0 255\n100% 255 0 0', 'linear', transparent_zero => true))
+		AS opaque_nodata_colour
+FROM dr_png;
+SELECT geoacc_raster_png(r, E'0% 0 0 255\n50% 255 255 255\n100% 255 0 0', 'sqrt')
+		= geoacc_raster_png(r, E'# a diverging ramp\n100%,255,0,0\n\n50%:255:255:255\n0%\t0 0 255', 'sqrt') AS order_free,
+	geoacc_raster_png(r, E'0% 0 0 255\n100% 255 0 0', 'linear', 0, 50)
+		= geoacc_raster_png(r, E'0 0 0 255\n50 255 0 0', 'linear', 0, 50) AS values_as_percentages,
+	geoacc_raster_png(r, E'0% 0 0 255\n100% 255 0 0', 'linear', 0, 50)
+		<> geoacc_raster_png(r, E'0 0 0 255\n25 255 0 0', 'linear', 0, 50) AS values_placed,
+	geoacc_raster_png(r, E'0% 10 20 30\n100% 10 20 30') = geoacc_raster_png(r, '0 10 20 30') AS one_colour
+FROM dr_png;
+SELECT geoacc_raster_png(r, E'0% 0 0 255\n50% 300 0 0') FROM dr_png;
+SELECT geoacc_raster_png(r, E'0% 0 0') FROM dr_png;
+SELECT geoacc_raster_png(r, E'low 0 0 0') FROM dr_png;
+SELECT geoacc_raster_png(r, E'0 0 0 0 0 0') FROM dr_png;
+SELECT geoacc_raster_png(r, E'# nothing\n') FROM dr_png;
 
 -- a large PNG stops at a cancel or statement_timeout (it is written row by row)
 CREATE TEMP TABLE dr_big AS
@@ -255,6 +349,64 @@ SELECT gpu_density_raster(traj, ST_MakeEnvelope(369000, 3984000, 647000, 4526000
 SELECT length(gpu_density_raster(traj, ST_MakeEnvelope(0, 0, 10, 10, 32618), 30, 30)) AS empty_raster_bytes
 FROM ais_tracks;
 SELECT gpu_density_raster(traj, 'SRID=32618;POLYGON EMPTY'::geometry, 30, 30) FROM ais_tracks;
+
+-- The inputs users have.  POINT and MULTIPOINT rows (raw position reports): each point is a sample, never
+-- joined; lines without M (never read in the count mode); MULTILINESTRING part by part (no sample between
+-- parts); Z is ignored.  EMPTY rows add nothing.
+SELECT dr_counts(ARRAY['POINT (0.5 0.5)', 'MULTIPOINT ((2.5 0.5), (2.6 0.6), (0.5 3.5))', 'POINT Z (3.5 3.5 9)',
+	'POINT EMPTY', 'MULTIPOINT EMPTY'], 4, 4);
+SELECT dr_counts(ARRAY['LINESTRING (0.5 0.5, 3.5 3.5)'], 4, 4) = dr_counts(ARRAY['LINESTRING M (0.5 0.5 1, 3.5 3.5 2)'], 4, 4)
+	AS without_m_as_with_m;
+SELECT dr_counts(ARRAY['MULTILINESTRING M ((0.5 3.5 1, 3.5 3.5 2), (0.5 0.5 3, 3.5 0.5 4))'], 4, 4);
+SELECT dr_counts(ARRAY['MULTILINESTRING ((0.5 3.5, 3.5 3.5), EMPTY)', 'LINESTRING EMPTY'], 4, 4);
+-- the AIS tracks as raw position reports (their vertices as MULTIPOINTs) give the raster without interpolation
+SELECT gpu_density_raster(ST_Points(traj), 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600)
+	= gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 7, false)
+	AS points_as_tracks_without_interpolation
+FROM ais_tracks;
+
+-- Weights (one per row, NULL leaves the row out): each sample adds its row's weight.  A weight of 1 gives
+-- the counts bit for bit; the AIS tracks weighted by id % 5 give the sum over the five classes of tracks.
+SELECT dr_nonzero(gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(4, 4)), 4, 4, 'gaussian', 1,
+	true, 'count', w))
+FROM (VALUES ('LINESTRING (0.5 0.5, 3.5 0.5)'::geometry, 2.5), ('POINT (0.5 0.5)', 0.25),
+	('POINT (1.5 1.5)', NULL)) t(traj, w);
+SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31, true, 'count', 1)
+	= gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31) AS weight_1_is_count
+FROM ais_tracks;
+WITH weighted AS (
+	SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 150, 300, 'gaussian', 1, true,
+		'count', id % 5) AS r
+	FROM ais_tracks
+), per_class AS (
+	SELECT c.row_no, c.col_no, sum(k * c.value) AS value
+	FROM generate_series(1, 4) k,
+		LATERAL (SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 150, 300, 'gaussian', 1)
+			AS r FROM ais_tracks WHERE id % 5 = k) x,
+		dr_cells(x.r) c
+	GROUP BY 1, 2
+)
+SELECT count(*) FILTER (WHERE a.value <> b.value) AS mismatches, sum(a.value) AS total
+FROM dr_cells((SELECT r FROM weighted)) a JOIN per_class b USING (row_no, col_no);
+
+-- The time mode: each segment adds the time between its ends, in hours (vessel-hours per cell), half a
+-- share at each end and a share at each of the n - 1 samples between (n shares in all).  8 hours over 4
+-- cells; without interpolation half at each end; a vessel lying still keeps its time in its cell.
+SELECT dr_nonzero(gpu_density_raster('LINESTRING M (0.5 0.5 0, 4.5 0.5 28800)'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(8, 2)), 8, 2, 'gaussian', 1, true, 'time'));
+SELECT dr_nonzero(gpu_density_raster('LINESTRING M (0.5 0.5 0, 4.5 0.5 28800)'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(8, 2)), 8, 2, 'gaussian', 1, false, 'time'));
+SELECT dr_nonzero(gpu_density_raster('LINESTRING M (6.5 1.5 0, 6.6 1.5 3600, 6.7 1.6 5400)'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(8, 2)), 8, 2, 'gaussian', 1, true, 'time'));
+-- with weights, and MULTILINESTRING M part by part (no time between parts)
+SELECT dr_nonzero(gpu_density_raster('MULTILINESTRING M ((0.5 0.5 0, 0.6 0.5 3600), (2.5 0.5 7200, 2.6 0.5 10800))'::geometry,
+	ST_MakeBox2D(ST_Point(0, 0), ST_Point(8, 2)), 8, 2, 'gaussian', 1, true, 'time', 3));
+-- the AIS tracks: the raster's raw total is their hours inside the extent (tracks wholly inside it: all of
+-- them, to within the fixed point's rounding of each share, here 3.6 s in all)
+SELECT abs(sum(c.value) - (SELECT sum(ST_M(ST_EndPoint(traj)) - ST_M(ST_StartPoint(traj))) / 3600 FROM ais_tracks))
+	< 1e-3 AS total_is_vessel_hours
+FROM dr_cells((SELECT gpu_density_raster(traj, 'BOX(300000 3900000,700000 4600000)'::box2d, 100, 175, 'gaussian', 1,
+	true, 'time') FROM ais_tracks)) c;
 
 -- Bad arguments
 CREATE TEMP TABLE dr_one AS SELECT ST_SetSRID('LINESTRING M (0.5 0.5 1, 2.5 0.5 2)'::geometry, 32618) AS traj;
@@ -278,11 +430,16 @@ SELECT gpu_density_raster(traj, 'BOX(10 10,0 0)'::box2d, 10, 10)
 -- arguments that change from row to row
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), w, 10)
 FROM dr_one, (VALUES (10), (20)) v(w);
--- geometries that are not trajectories, and mixed SRIDs
+-- geometries that are neither points nor lines, non-finite coordinates, and mixed SRIDs
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
-FROM (VALUES (ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 32618)), ('POINT M (0 0 1)')) t(traj);
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry), ('POLYGON ((0 0, 1 0, 1 1, 0 0))')) t(traj);
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
-FROM (VALUES ('LINESTRING (0 0, 1 1)'::geometry)) t(traj);
+FROM (VALUES ('GEOMETRYCOLLECTION (POINT (0 0))'::geometry)) t(traj);
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES ('MULTIPOINT (0 0, 1 1)'::geometry), (ST_MakePoint('NaN', 0))) t(traj);
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
+FROM (VALUES (ST_Collect(ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(1, 1)),
+	ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(1, 'Infinity'))))) t(traj);
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
 FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry), ('LINESTRING M (0 0 5, 1 1 5)')) t(traj);
 SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10)
@@ -291,6 +448,23 @@ FROM (VALUES (ST_SetSRID('LINESTRING M (0 0 1, 1 1 2)'::geometry, 32618)),
 -- named arguments are not available for aggregates: PostgreSQL refuses them
 SELECT gpu_density_raster(traj, extent => ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), width => 10, height => 10)
 FROM dr_one;
+-- modes and weights
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, true, 'hours') FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, true, NULL) FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, true, 'count', -1)
+FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, true, 'count', 'NaN')
+FROM dr_one;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian', 7, true, 'count', 1e9)
+FROM dr_one;
+SELECT gpu_density_raster('POINT M (0 0 1)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10, 'gaussian',
+	7, true, 'time');
+SELECT gpu_density_raster('LINESTRING (0 0, 1 1)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10, 10,
+	'gaussian', 7, true, 'time');
+SELECT gpu_density_raster('LINESTRING M (0 0 0, 1 1 1e15)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10,
+	10, 'gaussian', 7, true, 'time');
+SELECT gpu_density_raster('LINESTRING M (0 0 1, 1 1 1)'::geometry, ST_MakeBox2D(ST_Point(0, 0), ST_Point(1, 1)), 10,
+	10, 'gaussian', 7, true, 'time');
 -- kernels
 SELECT geoacc_density_kernel('parabolic', 3);
 SELECT geoacc_density_kernel('gaussian', 8);
@@ -307,6 +481,8 @@ SELECT geoacc_raster_png(set_byte(r, 61, 9)) FROM dr_png;
 SELECT geoacc_raster_png(set_byte(r, 61, 128 + 11)) FROM dr_png;
 
 DROP FUNCTION dr_png_info(bytea);
+DROP FUNCTION dr_png_chunks(bytea);
+DROP FUNCTION dr_tile_mismatches(float8, float8, float8, float8, int, int, text, int, text, boolean);
 DROP FUNCTION dr_counts(text[], int, int, boolean);
 DROP FUNCTION dr_nonzero(bytea);
 DROP FUNCTION dr_cells(bytea);

@@ -60,7 +60,8 @@ SELECT (ST_SummaryStats(smooth)).sum > (ST_SummaryStats(raw)).sum AS interpolati
 	(ST_SummaryStats(smooth)).max < (ST_SummaryStats(raw)).max AS smoothing_lowers_peaks
 FROM drp_ais;
 
--- geoacc_raster_png reads any raster WKB: here a PostGIS-made 16-bit band with nodata
+-- geoacc_raster_png reads any raster WKB: here a PostGIS-made 16-bit band with nodata (a palette PNG, colour
+-- type 3, its nodata pixel at a transparent palette entry)
 SELECT substring(png FROM 1 FOR 8) = '\x89504e470d0a1a0a'::bytea AS png_signature,
 	get_byte(png, 19) AS width, get_byte(png, 23) AS height, get_byte(png, 25) AS colour_type
 FROM (SELECT geoacc_raster_png(ST_AsBinary(ST_SetValues(

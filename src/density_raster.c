@@ -1,15 +1,19 @@
 /*
  * density_raster.c
  *
- * gpu_density_raster(traj, extent, width, height, kernel, kernel_size,
- * interpolate): an aggregate that draws trajectories into a KDE traffic
- * density raster and returns it as PostGIS raster WKB.  Its state holds the
- * integer counts of the raster and a chunk of points not yet projected; a
- * full chunk is projected on the chosen device, so memory stays bounded by
- * the raster plus one chunk whatever the number of rows.  Serial, deserial
- * and combine functions let parallel workers each fill a raster of counts
- * that the leader adds up.  geoacc_density_kernel() shows a kernel's
- * weights.
+ * gpu_density_raster(geom, extent, width, height, kernel, kernel_size,
+ * interpolate, mode, weight): an aggregate that draws points and
+ * trajectories into a KDE traffic-density raster and returns it as PostGIS
+ * raster WKB (and, through the geoacc_raster extension, as gpu_density_rast,
+ * a PostGIS raster).  Its state holds the cells of the raster and of a
+ * margin around it as wide as the kernel's reach (integer counts, or
+ * fixed-point sums for weights and the time mode) and a chunk of points not
+ * yet projected; a full chunk is projected on the chosen device, so memory
+ * stays bounded by the raster plus one chunk whatever the number of rows.
+ * Serial, deserial and combine functions let parallel workers each fill
+ * their own cells that the leader adds up.  Every use of the state goes
+ * through the State* functions here.  geoacc_density_kernel() shows a
+ * kernel's weights.
  */
 #include "geoacc.h"
 
@@ -31,31 +35,39 @@
  */
 #define CHUNK_FIRST 1024
 #define CHUNK_MAX (1 << 22)
-#define POINT_BYTES (2 * sizeof(double) + 1)
+#define POINT_BYTES (3 * sizeof(double) + 1)
 
 /*
- * More samples than one point can add to one cell: itself, and of its
- * incoming segment one per step along the main axis, or two where the east
- * or south border merges the last two columns or rows (and rounding could
- * put a sample next to its neighbour); a safe bound for the overflow check.
+ * More amounts than one point can add to one cell: itself, and of its
+ * incoming segment one sample per step along the main axis (and rounding
+ * could put a sample next to its neighbour), or in the time mode half an
+ * amount at each end; a safe bound for the overflow check.
  */
-#define SAMPLES_PER_POINT_PER_CELL 8
+#define AMOUNTS_PER_POINT_PER_CELL 8
+
+/* A sample's value (a weight, or weight x hours of a segment) must stay below 2^27 (geoacc_core.h). */
+#define DENSITY_MAX_VALUE 134217728.0
 
 /* PostGIS raster WKB (raster/rt_core/rt_wkb.c): header and 64-bit float band */
 #define RASTER_WKB_HEADER 61
 #define RASTER_PIXTYPE_64BF 11
 
+/* PostGIS's serialized raster (raster/rt_core/rt_serialize.c): 64-byte header, then each band */
+#define RASTER_SERIALIZED_HEADER 64
+
 static const char *const kernel_names[GEOACC_DENSITY_KERNEL_COUNT] = {
 	"uniform", "triangular", "epanechnikov", "quartic", "triweight", "tricube", "gaussian", "cosine"
 };
 
-/* The aggregate's arguments other than the trajectory: the same on every row. */
+/* The aggregate's arguments other than the geometry and the weight: the same on every row. */
 typedef struct DensityArgs
 {
-	GeoaccDensityGrid grid;
+	GeoaccDensityGrid grid;		/* margin: kernel_size / 2 */
 	GeoaccDensityKernel kernel;
 	int32		kernel_size;
 	bool		interpolate;
+	GeoaccDensityMode mode;
+	bool		weighted;		/* a weight argument (every row has one) */
 	bool		extent_has_srid;	/* the extent was a geometry: its SRID must be the rows' */
 	int32		extent_srid;
 } DensityArgs;
@@ -67,25 +79,30 @@ typedef struct DensityCallSite
 	FmgrInfo	box2d;			/* PostGIS's box2d(geometry) */
 } DensityCallSite;
 
-/* What a state carries besides its counts and points; also the serial form's header. */
+/* What a state carries besides its cells and points; also the serial form's header. */
 typedef struct DensityHeader
 {
 	DensityArgs args;
 	int32		srid;
-	int64		rows;			/* non-NULL rows seen (for messages) */
-	uint64		cell_bound;		/* no cell holds more samples than this */
+	int64		rows;			/* rows read (for messages) */
+	uint64		cell_bound;		/* no cell holds more than this (counts, or units of 2^-32) */
 } DensityHeader;
 
+/*
+ * The state: cells are uint32 counts, or int64 fixed-point sums (StateHasSums);
+ * points are buffered with their values until a projection.
+ */
 typedef struct DensityState
 {
 	DensityHeader h;
-	uint32	   *counts;			/* height * width, row 0 = north */
-	/* points not yet projected */
+	void	   *cells;			/* (height + 2 margin) rows of width + 2 margin, row 0 = north */
 	uint32		npoints;
 	uint32		capacity;
 	uint32		chunk_max;
+	uint64		chunk_bound;	/* what the buffered points can add to one cell */
 	double	   *xy;
 	uint8	   *flags;
+	double	   *values;			/* with sums only */
 } DensityState;
 
 static GeoaccDensityKernel
@@ -158,9 +175,25 @@ CheckSide(int32 value, const char *name)
 	return (uint32) value;
 }
 
+static GeoaccDensityMode
+ModeFromName(text *name)
+{
+	char	   *s = text_to_cstring(name);
+
+	if (pg_strcasecmp(s, "count") == 0)
+		return GEOACC_DENSITY_SAMPLES;
+	if (pg_strcasecmp(s, "time") == 0)
+		return GEOACC_DENSITY_TIME;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown mode \"%s\"", s),
+			 errhint("Use \"count\" (samples per cell) or \"time\" (hours per cell).")));
+	return GEOACC_DENSITY_SAMPLES;
+}
+
 /*
  * Arguments 2.. of the transition function (2: extent, 3: width, 4: height,
- * then the optional kernel, kernel_size, interpolate).
+ * then the optional kernel, kernel_size, interpolate, mode, weight).
  */
 static void
 ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
@@ -203,10 +236,19 @@ ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
 				 errmsg("a density raster of %u x %u cells is too large",
 						args->grid.width, args->grid.height),
 				 errdetail("At most %d cells (8192 x 8192) are supported.", RASTER_MAX_CELLS)));
+	if (!((args->grid.xmax - args->grid.xmin) / args->grid.width > 0 &&
+		  (args->grid.ymax - args->grid.ymin) / args->grid.height > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("density raster cells would have no size"),
+				 errdetail("The extent BOX(%.17g %.17g,%.17g %.17g) is too small for %u x %u cells.",
+						   args->grid.xmin, args->grid.ymin, args->grid.xmax, args->grid.ymax,
+						   args->grid.width, args->grid.height)));
 
 	args->kernel = GEOACC_KERNEL_GAUSSIAN;
 	args->kernel_size = 7;
 	args->interpolate = true;
+	args->mode = GEOACC_DENSITY_SAMPLES;
 	if (nargs > 5)
 	{
 		CheckNotNull(fcinfo, 5, "kernel");
@@ -223,6 +265,13 @@ ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
 		CheckNotNull(fcinfo, 7, "interpolate");
 		args->interpolate = PG_GETARG_BOOL(7);
 	}
+	if (nargs > 8)
+	{
+		CheckNotNull(fcinfo, 8, "mode");
+		args->mode = ModeFromName(PG_GETARG_TEXT_PP(8));
+	}
+	args->weighted = nargs > 9;
+	args->grid.margin = args->kernel_size / 2;
 }
 
 static bool
@@ -232,13 +281,44 @@ SameArgs(const DensityArgs *a, const DensityArgs *b)
 		a->grid.xmin == b->grid.xmin && a->grid.ymin == b->grid.ymin &&
 		a->grid.xmax == b->grid.xmax && a->grid.ymax == b->grid.ymax &&
 		a->grid.width == b->grid.width && a->grid.height == b->grid.height &&
-		a->kernel == b->kernel && a->kernel_size == b->kernel_size && a->interpolate == b->interpolate;
+		a->kernel == b->kernel && a->kernel_size == b->kernel_size && a->interpolate == b->interpolate &&
+		a->mode == b->mode && a->weighted == b->weighted;
+}
+
+/* ---------------------------------------------------------------- the state */
+
+/* Fixed-point sums (weights or the time mode) rather than counts. */
+static bool
+StateHasSums(const DensityArgs *args)
+{
+	return args->weighted || args->mode == GEOACC_DENSITY_TIME;
+}
+
+/* Cells of the grid: the raster and its margin. */
+static size_t
+GridCells(const DensityArgs *args)
+{
+	return (size_t) (args->grid.width + 2 * args->grid.margin) * (args->grid.height + 2 * args->grid.margin);
 }
 
 static size_t
-CellCount(const DensityArgs *args)
+CellBytes(const DensityArgs *args)
 {
-	return (size_t) args->grid.width * args->grid.height;
+	return GridCells(args) * (StateHasSums(args) ? sizeof(int64) : sizeof(uint32));
+}
+
+/* The largest value a cell may reach. */
+static uint64
+CellLimit(const DensityArgs *args)
+{
+	return StateHasSums(args) ? (uint64) PG_INT64_MAX : (uint64) PG_UINT32_MAX;
+}
+
+static uint64
+CellValue(const DensityState *state, size_t i)
+{
+	return StateHasSums(&state->h.args) ? (uint64) ((const int64 *) state->cells)[i]
+		: ((const uint32 *) state->cells)[i];
 }
 
 static uint32
@@ -252,7 +332,7 @@ ChunkMaxPoints(void)
 	return (uint32) Max(CHUNK_FIRST, Min(CHUNK_MAX, points));
 }
 
-/* A state with zero counts and no points, in the aggregate's memory context. */
+/* A state with zero cells and no points, in the aggregate's memory context. */
 static DensityState *
 StateCreate(MemoryContext aggcontext, const DensityHeader *h)
 {
@@ -260,99 +340,207 @@ StateCreate(MemoryContext aggcontext, const DensityHeader *h)
 
 	state->h = *h;
 	state->chunk_max = ChunkMaxPoints();
-	state->counts = MemoryContextAllocZero(aggcontext, CellCount(&h->args) * sizeof(uint32));
+	state->cells = MemoryContextAllocZero(aggcontext, CellBytes(&h->args));
 	return state;
 }
 
-static uint32
-MaxCount(const DensityState *state)
+static uint64
+MaxCell(const DensityState *state)
 {
-	uint32		max = 0;
+	uint64		max = 0;
 
-	for (size_t i = 0; i < CellCount(&state->h.args); i++)
-		max = Max(max, state->counts[i]);
+	for (size_t i = 0; i < GridCells(&state->h.args); i++)
+		max = Max(max, CellValue(state, i));
 	return max;
 }
 
-/* Make sure that adding `samples` to any cell cannot pass UINT32_MAX. */
 static void
-ReserveCellSamples(DensityState *state, uint64 samples)
+CellOverflow(const DensityState *state)
 {
-	if (state->h.cell_bound + samples > PG_UINT32_MAX)
-	{
-		state->h.cell_bound = MaxCount(state);
-		if (state->h.cell_bound + samples > PG_UINT32_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a density raster cell would hold more than %u samples", PG_UINT32_MAX),
-					 errhint("Aggregate fewer rows into one raster, or use smaller cells.")));
-	}
-	state->h.cell_bound += samples;
+	if (StateHasSums(&state->h.args))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a density raster cell would exceed %.0f", (double) PG_INT64_MAX / 4294967296.0),
+				 errhint("Divide the weights by a constant, or use smaller cells.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("a density raster cell would hold more than %u samples", PG_UINT32_MAX),
+			 errhint("Aggregate fewer rows into one raster, or use smaller cells.")));
 }
 
-/* Project the buffered points into the counts on the chosen device. */
+/* Project the buffered points into the cells on the chosen device. */
 static void
 StateFlush(DensityState *state)
 {
 	GeoaccCall	call;
 	GeoaccStatus status;
+	GeoaccDensityPoints points = {state->xy, state->flags, state->values, state->npoints,
+								  state->h.args.mode, state->h.args.interpolate};
+	bool		sums = StateHasSums(&state->h.args);
 
 	if (state->npoints == 0)
 		return;
-	ReserveCellSamples(state, (uint64) SAMPLES_PER_POINT_PER_CELL * state->npoints);
 	GeoaccCallBegin(&call, "gpu_density_raster (projection)", state->npoints);
-	status = geoacc_density_project(call.device, &state->h.args.grid, state->xy, state->flags, state->npoints,
-									state->counts);
-	/* the counts are added to: only a failure to allocate, before any was written, can run again */
-	if (status == GEOACC_ERR_DEVICE_MEMORY && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_density_project(call.device, &state->h.args.grid, state->xy, state->flags, state->npoints,
-										state->counts);
+	do
+	{
+		status = sums ? geoacc_density_project_values(call.device, &state->h.args.grid, &points, state->cells)
+			: geoacc_density_project(call.device, &state->h.args.grid, &points, state->cells);
+		/* the cells are added to: only a failure to allocate, before any was written, can run again */
+	} while (status == GEOACC_ERR_DEVICE_MEMORY && GeoaccRetryOnCpu(&call, status));
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
+	state->h.cell_bound += state->chunk_bound;
+	state->chunk_bound = 0;
 	state->npoints = 0;
 }
 
+/* What one point can add to one cell, in the cells' units. */
+static uint64
+PointBound(const DensityState *state, double value)
+{
+	if (!StateHasSums(&state->h.args))
+		return AMOUNTS_PER_POINT_PER_CELL;
+	return AMOUNTS_PER_POINT_PER_CELL * ((uint64) (value * 4294967296.0) + 1);
+}
+
 /*
- * Buffer one point.  When the chunk is full at its largest, project it; a
- * point that joins the one before then starts the next chunk after a copy
- * of that one, which only anchors the segment and does not count.
+ * Buffer one point with its value.  When the chunk is full at its largest,
+ * or when its points could push a cell past the cells' limit, project it
+ * first (an ERROR when even one more point could, after the cells' true
+ * maximum is taken); a point that joins the one before then starts the
+ * next chunk after a copy of that one, which only anchors the segment and
+ * adds nothing.
  */
 static void
-StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, uint8 flags)
+StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, uint8 flags, double value)
 {
-	if (state->npoints == state->capacity)
-	{
-		if (state->capacity < state->chunk_max)
-		{
-			uint32		capacity = Min(state->chunk_max, Max(CHUNK_FIRST, state->capacity * 2));
+	uint64		bound = PointBound(state, value);
+	uint64		limit = CellLimit(&state->h.args);
+	bool		sums = StateHasSums(&state->h.args);
 
-			if (state->xy == NULL)
-			{
-				state->xy = MemoryContextAlloc(aggcontext, sizeof(double) * 2 * (size_t) capacity);
-				state->flags = MemoryContextAlloc(aggcontext, capacity);
-			}
-			else
-			{
-				state->xy = repalloc(state->xy, sizeof(double) * 2 * (size_t) capacity);
-				state->flags = repalloc(state->flags, capacity);
-			}
-			state->capacity = capacity;
+	if (state->npoints == state->capacity && state->capacity < state->chunk_max)
+	{
+		uint32		capacity = Min(state->chunk_max, Max(CHUNK_FIRST, state->capacity * 2));
+
+		if (state->xy == NULL)
+		{
+			state->xy = MemoryContextAlloc(aggcontext, sizeof(double) * 2 * (size_t) capacity);
+			state->flags = MemoryContextAlloc(aggcontext, capacity);
+			if (sums)
+				state->values = MemoryContextAlloc(aggcontext, sizeof(double) * (size_t) capacity);
 		}
 		else
 		{
-			double		last_x = state->xy[2 * state->npoints - 2];
-			double		last_y = state->xy[2 * state->npoints - 1];
-
-			StateFlush(state);
-			if (flags & GEOACC_DENSITY_JOIN)
-				StateAppend(state, aggcontext, last_x, last_y, 0);
+			state->xy = repalloc(state->xy, sizeof(double) * 2 * (size_t) capacity);
+			state->flags = repalloc(state->flags, capacity);
+			if (sums)
+				state->values = repalloc(state->values, sizeof(double) * (size_t) capacity);
 		}
+		state->capacity = capacity;
+	}
+	else if (state->npoints == state->capacity || state->h.cell_bound + state->chunk_bound + bound > limit)
+	{
+		double		last_x = state->npoints > 0 ? state->xy[2 * state->npoints - 2] : 0;
+		double		last_y = state->npoints > 0 ? state->xy[2 * state->npoints - 1] : 0;
+		bool		anchor = (flags & GEOACC_DENSITY_JOIN) && state->npoints > 0;
+
+		StateFlush(state);
+		if (state->h.cell_bound + bound > limit)
+		{
+			state->h.cell_bound = MaxCell(state);
+			if (state->h.cell_bound + bound > limit)
+				CellOverflow(state);
+		}
+		if (anchor)
+			StateAppend(state, aggcontext, last_x, last_y, 0, 0.0);
 	}
 	state->xy[2 * state->npoints] = x;
 	state->xy[2 * state->npoints + 1] = y;
 	state->flags[state->npoints] = flags;
+	if (sums)
+		state->values[state->npoints] = value;
 	state->npoints++;
+	state->chunk_bound += bound;
 }
+
+/* Add the cells of b to a's (both flushed). */
+static void
+StateAddCells(DensityState *a, const DensityState *b)
+{
+	size_t		n = GridCells(&a->h.args);
+
+	if (StateHasSums(&a->h.args))
+	{
+		int64	   *x = a->cells;
+		const int64 *y = b->cells;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			if (y[i] > PG_INT64_MAX - x[i])
+				CellOverflow(a);
+			x[i] += y[i];
+		}
+	}
+	else
+	{
+		uint32	   *x = a->cells;
+		const uint32 *y = b->cells;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			if ((uint64) x[i] + y[i] > PG_UINT32_MAX)
+				CellOverflow(a);
+			x[i] += y[i];
+		}
+	}
+	a->h.cell_bound = Min(a->h.cell_bound + b->h.cell_bound, CellLimit(&a->h.args));
+	a->h.rows += b->h.rows;
+}
+
+/* A WARNING when rows were read but nothing fell inside the extent or its margin (a wrong extent or SRID). */
+static void
+WarnIfEmpty(const DensityState *state)
+{
+	if (state->h.cell_bound == 0)	/* no point was read at all */
+		return;
+	for (size_t i = 0; i < GridCells(&state->h.args); i++)
+		if (CellValue(state, i) != 0)
+			return;
+	ereport(WARNING,
+			(errmsg("no point of the %lld rows fell inside the extent", (long long) state->h.rows),
+			 errdetail("The extent is BOX(%.17g %.17g,%.17g %.17g); the rows have SRID %d.",
+					   state->h.args.grid.xmin, state->h.args.grid.ymin, state->h.args.grid.xmax,
+					   state->h.args.grid.ymax, state->h.srid),
+			 errhint("Check that the extent is in the rows' coordinates.")));
+}
+
+/* The raster's pixels: the buffered points projected, the cells convolved (palloc'd, height * width). */
+static double *
+StatePixels(DensityState *state)
+{
+	const DensityArgs *args = &state->h.args;
+	double	   *pixels = palloc(sizeof(double) * args->grid.width * args->grid.height);
+	GeoaccCall	call;
+	GeoaccStatus status;
+
+	/* projecting the buffered points leaves what the state stands for unchanged */
+	StateFlush(state);
+	WarnIfEmpty(state);
+	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height);
+	do
+	{
+		status = StateHasSums(args)
+			? geoacc_density_convolve_sums(call.device, args->grid.width, args->grid.height, state->cells,
+										   args->kernel, args->kernel_size, pixels)
+			: geoacc_density_convolve(call.device, args->grid.width, args->grid.height, state->cells,
+									  args->kernel, args->kernel_size, pixels);
+	} while (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status));
+	GeoaccCheck(status);
+	GeoaccCallEnd(&call);
+	return pixels;
+}
+
+/* ---------------------------------------------------------- the aggregate */
 
 static MemoryContext
 AggregateContext(FunctionCallInfo fcinfo, const char *function)
@@ -366,27 +554,74 @@ AggregateContext(FunctionCallInfo fcinfo, const char *function)
 	return aggcontext;
 }
 
-/* A WARNING when rows were read but no sample fell inside the extent (a wrong extent or SRID). */
+/* ERROR unless a part's X and Y are finite (M lines: the whole trajectory rule). */
 static void
-WarnIfEmpty(const DensityState *state)
+CheckPart(const GeoaccLine *line, const char *what)
 {
-	size_t		cells = CellCount(&state->h.args);
-
-	if (state->h.cell_bound == 0)	/* no point was read at all */
+	if (line->has_m && line->npoints > 1)
+	{
+		GeoaccCheckTrajectory(line, what);
 		return;
-	for (size_t i = 0; i < cells; i++)
-		if (state->counts[i] != 0)
-			return;
-	ereport(WARNING,
-			(errmsg("no point of the %lld trajectories fell inside the extent", (long long) state->h.rows),
-			 errdetail("The extent is BOX(%.17g %.17g,%.17g %.17g); the trajectories have SRID %d.",
-					   state->h.args.grid.xmin, state->h.args.grid.ymin, state->h.args.grid.xmax,
-					   state->h.args.grid.ymax, state->h.srid),
-			 errhint("Check that the extent is in the trajectories' coordinates.")));
+	}
+	for (uint32 i = 0; i < line->npoints; i++)
+	{
+		const double *p = line->coords + (size_t) i * line->ndims;
+
+		for (int d = 0; d < 2; d++)
+			if (!isfinite(p[d]))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s has a non-finite coordinate", what),
+						 errdetail("Vertex %u has %c = %g.", i + 1, "XY"[d], p[d])));
+	}
 }
 
 /*
- * Transition: buffer the vertices of one trajectory
+ * Buffer the points of one part.  Count mode: every vertex is a sample and
+ * joins the one before on lines.  Time mode: each segment's value is
+ * weight x its duration in hours.
+ */
+static void
+AppendPart(DensityState *state, MemoryContext aggcontext, const GeoaccLine *line, bool is_line, double weight,
+		   const char *what)
+{
+	bool		time_mode = state->h.args.mode == GEOACC_DENSITY_TIME;
+	int			nd = line->ndims;
+
+	if (time_mode && !is_line)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is a point: the time mode needs lines", what),
+				 errhint("In the time mode each segment adds the time between its ends; make tracks with ST_MakeLine().")));
+	if (time_mode && !line->has_m && line->npoints > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has no M values", what),
+				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
+	CheckPart(line, what);
+	for (uint32 i = 0; i < line->npoints; i++)
+	{
+		const double *p = line->coords + (size_t) i * nd;
+		uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
+		double		value = weight;
+
+		if (i > 0 && is_line && (time_mode || state->h.args.interpolate))
+			flags |= GEOACC_DENSITY_JOIN;
+		if (time_mode)
+			value = i > 0 ? weight * ((p[nd - 1] - p[-1]) / 3600.0) : 0.0;
+		if (!(value < DENSITY_MAX_VALUE))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s adds %g at vertex %u, more than a sample can hold", what, value, i + 1),
+					 errdetail("A sample's weight, or the weight times the hours of a segment, must be below %.0f.",
+							   DENSITY_MAX_VALUE),
+					 errhint("Divide the weights by a constant.")));
+		StateAppend(state, aggcontext, p[0], p[1], flags, value);
+	}
+}
+
+/*
+ * Transition: buffer the points of one row
  */
 PG_FUNCTION_INFO_V1(gpu_density_raster_transfn);
 Datum
@@ -396,11 +631,14 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 	DensityState *state = PG_ARGISNULL(0) ? NULL : (DensityState *) PG_GETARG_POINTER(0);
 	DensityArgs args;
 	struct varlena *geom;
+	GeoaccParts parts;
 	GeoaccLine	line;
+	double		weight = 1.0;
 	int64		row;
 	char	   *what;
 
-	if (PG_ARGISNULL(1))
+	/* NULL rows, and rows with a NULL weight, are left out */
+	if (PG_ARGISNULL(1) || (PG_NARGS() > 9 && PG_ARGISNULL(9)))
 	{
 		if (state == NULL)
 			PG_RETURN_NULL();
@@ -410,13 +648,22 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 	geom = PG_GETARG_VARLENA_P(1);
 	row = (state == NULL ? 0 : state->h.rows) + 1;
 	what = psprintf("row %lld", (long long) row);
-	GeoaccLineFromGeometry(geom, &line, what);
+	if (args.weighted)
+	{
+		weight = PG_GETARG_FLOAT8(9);
+		if (!(weight >= 0 && weight < DENSITY_MAX_VALUE))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("weight must be at least 0 and below %.0f, not %g", DENSITY_MAX_VALUE, weight),
+					 errdetail("Row %lld has that weight.", (long long) row)));
+	}
+	GeoaccPartsBegin(&parts, geom, what);
 	if (state == NULL)
 	{
 		DensityHeader h = {0};
 
 		h.args = args;
-		h.srid = line.srid;
+		h.srid = parts.srid;
 		state = StateCreate(aggcontext, &h);
 	}
 	else if (!SameArgs(&args, &state->h.args))
@@ -424,37 +671,34 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_density_raster arguments must be the same on every row"),
 				 errdetail("Row %lld has other arguments than the first row.", (long long) row)));
-	else if (line.srid != state->h.srid)
+	else if (parts.srid != state->h.srid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_density_raster input has mixed SRIDs"),
 				 errdetail("Row %lld has SRID %d; the rows before it have SRID %d.",
-						   (long long) row, line.srid, state->h.srid),
+						   (long long) row, parts.srid, state->h.srid),
 				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
-	if (args.extent_has_srid && line.srid != args.extent_srid)
+	if (args.extent_has_srid && parts.srid != args.extent_srid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the extent and the trajectories have different SRIDs"),
-				 errdetail("The extent has SRID %d, row %lld SRID %d.", args.extent_srid, (long long) row, line.srid),
+				 errdetail("The extent has SRID %d, row %lld SRID %d.", args.extent_srid, (long long) row, parts.srid),
 				 errhint("Transform the extent to the trajectories' SRID, for example "
-						 "ST_Transform(ST_TileEnvelope(z, x, y), %d).", line.srid)));
+						 "ST_Transform(ST_TileEnvelope(z, x, y), %d).", parts.srid)));
 	state->h.rows = row;
-	GeoaccCheckTrajectory(&line, what);
-
-	for (uint32 i = 0; i < line.npoints; i++)
+	while (GeoaccPartsNext(&parts, &line))
 	{
-		const double *p = line.coords + (size_t) i * line.ndims;
-		uint8		flags = GEOACC_DENSITY_COUNT;
+		bool		is_line = parts.type == GEOACC_LINETYPE || parts.type == GEOACC_MULTILINETYPE;
+		const char *part_what = parts.type == GEOACC_MULTILINETYPE || parts.type == GEOACC_MULTIPOINTTYPE
+			? psprintf("%s, part %u", what, parts.next) : what;
 
-		if (i > 0 && args.interpolate)
-			flags |= GEOACC_DENSITY_JOIN;
-		StateAppend(state, aggcontext, p[0], p[1], flags);
+		AppendPart(state, aggcontext, &line, is_line, weight, part_what);
 	}
 	PG_RETURN_POINTER(state);
 }
 
 /*
- * Combine: add the second state's counts to the first's
+ * Combine: add the second state's cells to the first's
  */
 PG_FUNCTION_INFO_V1(gpu_density_raster_combinefn);
 Datum
@@ -474,7 +718,7 @@ gpu_density_raster_combinefn(PG_FUNCTION_ARGS)
 	if (a == NULL)
 	{
 		a = StateCreate(aggcontext, &b->h);
-		memcpy(a->counts, b->counts, CellCount(&b->h.args) * sizeof(uint32));
+		memcpy(a->cells, b->cells, CellBytes(&b->h.args));
 		PG_RETURN_POINTER(a);
 	}
 	if (!SameArgs(&a->h.args, &b->h.args))
@@ -487,38 +731,27 @@ gpu_density_raster_combinefn(PG_FUNCTION_ARGS)
 				 errmsg("gpu_density_raster input has mixed SRIDs"),
 				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, b->h.srid),
 				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
-	for (size_t i = 0; i < CellCount(&a->h.args); i++)
-	{
-		uint64		sum = (uint64) a->counts[i] + b->counts[i];
-
-		if (sum > PG_UINT32_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a density raster cell would hold more than %u samples", PG_UINT32_MAX),
-					 errhint("Aggregate fewer rows into one raster, or use smaller cells.")));
-		a->counts[i] = (uint32) sum;
-	}
-	a->h.cell_bound = Min(a->h.cell_bound + b->h.cell_bound, PG_UINT32_MAX);
-	a->h.rows += b->h.rows;
+	StateFlush(a);
+	StateAddCells(a, b);
 	PG_RETURN_POINTER(a);
 }
 
 /*
- * Serial form: the header, then the counts (buffered points are projected first)
+ * Serial form: the header, then the cells (buffered points are projected first)
  */
 PG_FUNCTION_INFO_V1(gpu_density_raster_serialfn);
 Datum
 gpu_density_raster_serialfn(PG_FUNCTION_ARGS)
 {
 	DensityState *state = (DensityState *) PG_GETARG_POINTER(0);
-	size_t		count_bytes = CellCount(&state->h.args) * sizeof(uint32);
-	size_t		size = VARHDRSZ + sizeof(DensityHeader) + count_bytes;
+	size_t		cell_bytes = CellBytes(&state->h.args);
+	size_t		size = VARHDRSZ + sizeof(DensityHeader) + cell_bytes;
 	bytea	   *result = palloc(size);
 
 	StateFlush(state);
 	SET_VARSIZE(result, size);
 	memcpy(VARDATA(result), &state->h, sizeof(DensityHeader));
-	memcpy(VARDATA(result) + sizeof(DensityHeader), state->counts, count_bytes);
+	memcpy(VARDATA(result) + sizeof(DensityHeader), state->cells, cell_bytes);
 	PG_RETURN_BYTEA_P(result);
 }
 
@@ -531,21 +764,42 @@ gpu_density_raster_deserialfn(PG_FUNCTION_ARGS)
 	DensityHeader h;
 	DensityState *state;
 
+	if (VARSIZE_ANY_EXHDR(data) < sizeof(h))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("gpu_density_raster state has the wrong size")));
 	memcpy(&h, VARDATA_ANY(data), sizeof(h));
-	if (VARSIZE_ANY_EXHDR(data) != sizeof(h) + CellCount(&h.args) * sizeof(uint32))
+	if (VARSIZE_ANY_EXHDR(data) != sizeof(h) + CellBytes(&h.args))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("gpu_density_raster state has the wrong size")));
 	state = StateCreate(aggcontext, &h);
-	memcpy(state->counts, VARDATA_ANY(data) + sizeof(h), CellCount(&h.args) * sizeof(uint32));
+	memcpy(state->cells, VARDATA_ANY(data) + sizeof(h), CellBytes(&h.args));
 	PG_RETURN_POINTER(state);
 }
+
+/* ------------------------------------------------------------ the results */
 
 static uint8 *
 PutBytes(uint8 *p, const void *value, size_t size)
 {
 	memcpy(p, value, size);
 	return p + size;
+}
+
+/*
+ * The georeference of a result: scale x and y (negative: north-up), upper
+ * left x and y, skew x and y, as PostGIS orders them.
+ */
+static void
+Georeference(const GeoaccDensityGrid *g, double geo[6])
+{
+	geo[0] = (g->xmax - g->xmin) / g->width;
+	geo[1] = -((g->ymax - g->ymin) / g->height);
+	geo[2] = g->xmin;
+	geo[3] = g->ymax;
+	geo[4] = 0.0;
+	geo[5] = 0.0;
 }
 
 /*
@@ -557,7 +811,7 @@ static bytea *
 RasterWkb(const DensityState *state, const double *pixels)
 {
 	const GeoaccDensityGrid *g = &state->h.args.grid;
-	size_t		pixel_bytes = CellCount(&state->h.args) * sizeof(double);
+	size_t		pixel_bytes = sizeof(double) * g->width * g->height;
 	size_t		size = VARHDRSZ + RASTER_WKB_HEADER + 1 + sizeof(double) + pixel_bytes;
 	bytea	   *wkb = palloc(size);
 	uint8	   *p = (uint8 *) VARDATA(wkb);
@@ -565,12 +819,12 @@ RasterWkb(const DensityState *state, const double *pixels)
 				nbands = 1,
 				width = (uint16) g->width,
 				height = (uint16) g->height;
-	double		geo[6] = {(g->xmax - g->xmin) / g->width, -((g->ymax - g->ymin) / g->height),
-						  g->xmin, g->ymax, 0.0, 0.0};	/* scale x y, upper left x y, skew x y */
+	double		geo[6];
 	int32		srid = state->h.srid;
 	uint8		band = RASTER_PIXTYPE_64BF;
 	double		nodata = 0.0;
 
+	Georeference(g, geo);
 	SET_VARSIZE(wkb, size);
 #ifdef WORDS_BIGENDIAN
 	*p++ = 0;
@@ -590,7 +844,43 @@ RasterWkb(const DensityState *state, const double *pixels)
 }
 
 /*
- * Final: convolve the counts and return the raster (NULL without rows)
+ * The raster as a PostGIS raster value, serialized as rt_raster_serialize
+ * writes it: the 64-byte header (varlena size, version 0, one band, the
+ * georeference, SRID, width, height), then the band: its type byte, 7 bytes
+ * of padding to the 8-byte pixel alignment, the nodata value (unused: no
+ * nodata flag), the pixels; the whole a multiple of 8 bytes.
+ */
+static struct varlena *
+RasterSerialized(const DensityState *state, const double *pixels)
+{
+	const GeoaccDensityGrid *g = &state->h.args.grid;
+	size_t		pixel_bytes = sizeof(double) * g->width * g->height;
+	size_t		size = RASTER_SERIALIZED_HEADER + 8 + sizeof(double) + pixel_bytes;
+	struct varlena *raster = palloc0(size);
+	uint8	   *p = (uint8 *) raster + 4;
+	uint16		version = 0,
+				nbands = 1,
+				width = (uint16) g->width,
+				height = (uint16) g->height;
+	double		geo[6];
+	int32		srid = state->h.srid;
+
+	Georeference(g, geo);
+	SET_VARSIZE(raster, size);
+	p = PutBytes(p, &version, 2);
+	p = PutBytes(p, &nbands, 2);
+	p = PutBytes(p, geo, sizeof(geo));
+	p = PutBytes(p, &srid, 4);
+	p = PutBytes(p, &width, 2);
+	p = PutBytes(p, &height, 2);
+	*p = RASTER_PIXTYPE_64BF;
+	p += 8 + sizeof(double);	/* type, padding, nodata 0 */
+	memcpy(p, pixels, pixel_bytes);
+	return raster;
+}
+
+/*
+ * Final: convolve the cells and return the raster WKB (NULL without rows)
  */
 PG_FUNCTION_INFO_V1(gpu_density_raster_finalfn);
 Datum
@@ -598,29 +888,29 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 {
 	DensityState *state;
 	double	   *pixels;
-	GeoaccCall	call;
-	GeoaccStatus status;
-	bytea	   *result;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (DensityState *) PG_GETARG_POINTER(0);
+	pixels = StatePixels(state);
+	PG_RETURN_BYTEA_P(RasterWkb(state, pixels));
+}
 
-	/* projecting the buffered points leaves what the state stands for unchanged */
-	StateFlush(state);
-	WarnIfEmpty(state);
-	pixels = palloc(CellCount(&state->h.args) * sizeof(double));
-	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) CellCount(&state->h.args));
-	status = geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,
-									 state->counts, state->h.args.kernel, state->h.args.kernel_size, pixels);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_density_convolve(call.device, state->h.args.grid.width, state->h.args.grid.height,
-										 state->counts, state->h.args.kernel, state->h.args.kernel_size, pixels);
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
-	result = RasterWkb(state, pixels);
-	pfree(pixels);
-	PG_RETURN_BYTEA_P(result);
+/*
+ * Final of gpu_density_rast (geoacc_raster): the same raster as a PostGIS raster
+ */
+PG_FUNCTION_INFO_V1(gpu_density_rast_finalfn);
+Datum
+gpu_density_rast_finalfn(PG_FUNCTION_ARGS)
+{
+	DensityState *state;
+	double	   *pixels;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (DensityState *) PG_GETARG_POINTER(0);
+	pixels = StatePixels(state);
+	PG_RETURN_POINTER(RasterSerialized(state, pixels));
 }
 
 /*

@@ -1,13 +1,17 @@
 /*
  * density_raster_png.c
  *
- * geoacc_raster_png(raster, colormap, scale): a heatmap PNG of the first
- * band of a PostGIS raster in WKB form (what gpu_density_raster returns, or
- * ST_AsBinary of any raster).  Pixel values are scaled
- * from the band's minimum to its maximum and coloured with a perceptual
- * colormap; nodata and non-finite pixels are transparent.  The PNG is
- * written here, row by row, through zlib (which PostgreSQL links already):
- * no whole image in memory, and cancellable between rows.
+ * geoacc_raster_png(raster, colormap, scale, vmin, vmax, transparent_zero):
+ * a heatmap PNG of the first band of a raster, given as PostGIS raster WKB
+ * (what gpu_density_raster returns, or ST_AsBinary of any raster) or, with
+ * the geoacc_raster extension, as a PostGIS raster.  Pixel values are
+ * placed on a colour scale from vmin to vmax (by default the band's minimum
+ * and maximum) and coloured with one of matplotlib's perceptually uniform
+ * colormaps (256 colours: an 8-bit palette PNG) or with a ramp given as text
+ * in the style of PostGIS's ST_ColorMap (interpolated: RGB or RGBA); nodata
+ * and non-finite pixels are transparent.  The PNG is written here, row by
+ * row, through zlib (which PostgreSQL links already): no whole image in
+ * memory, and cancellable between rows.
  */
 #include "geoacc.h"
 
@@ -19,6 +23,8 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "density_raster_colormaps.h"
+
 /* PostGIS raster pixel types (raster/rt_core/librtcore.h) */
 enum
 {
@@ -27,48 +33,15 @@ enum
 };
 
 #define RASTER_WKB_HEADER 61
+#define RASTER_SERIALIZED_HEADER 64
 #define BAND_OFFLINE 0x80
 #define BAND_HAS_NODATA 0x40
 #define BAND_PIXTYPE 0x0F
 
-/*
- * Colormaps: 17 evenly spaced colours of matplotlib's maps (CC0), joined
- * linearly.
- */
-#define COLORMAP_STOPS 17
-
-typedef struct Colormap
-{
-	const char *name;
-	uint8		rgb[COLORMAP_STOPS][3];
-} Colormap;
-
-static const Colormap colormaps[] = {
-	{"viridis", {{68, 1, 84}, {72, 24, 106}, {71, 45, 123}, {66, 64, 134}, {59, 82, 139}, {51, 99, 141},
-				 {44, 114, 142}, {38, 130, 142}, {33, 145, 140}, {31, 160, 136}, {40, 174, 128},
-				 {63, 188, 115}, {94, 201, 98}, {132, 212, 75}, {173, 220, 48}, {216, 226, 25},
-				 {253, 231, 37}}},
-	{"magma", {{0, 0, 4}, {10, 8, 34}, {29, 17, 71}, {54, 16, 107}, {81, 18, 124}, {106, 28, 129},
-			   {131, 38, 129}, {156, 46, 127}, {183, 55, 121}, {208, 65, 111}, {231, 82, 99},
-			   {245, 107, 92}, {252, 137, 97}, {254, 167, 114}, {254, 196, 136}, {253, 226, 163},
-			   {252, 253, 191}}},
-	{"inferno", {{0, 0, 4}, {11, 7, 36}, {33, 12, 74}, {61, 9, 101}, {87, 16, 110}, {113, 25, 110},
-				 {138, 34, 106}, {163, 44, 97}, {188, 55, 84}, {210, 70, 68}, {228, 90, 49},
-				 {241, 115, 29}, {249, 142, 9}, {252, 172, 17}, {249, 203, 53}, {242, 234, 105},
-				 {252, 255, 164}}},
-	{"plasma", {{13, 8, 135}, {49, 5, 151}, {76, 2, 161}, {102, 0, 167}, {126, 3, 168}, {149, 17, 161},
-				{170, 35, 149}, {188, 53, 135}, {204, 71, 120}, {218, 90, 106}, {230, 108, 92},
-				{240, 128, 78}, {248, 149, 64}, {253, 172, 51}, {253, 197, 39}, {248, 223, 37},
-				{240, 249, 33}}},
-	{"cividis", {{0, 34, 78}, {0, 46, 106}, {26, 56, 111}, {50, 67, 109}, {67, 78, 108}, {83, 90, 109},
-				 {97, 101, 111}, {111, 112, 115}, {125, 124, 120}, {140, 136, 120}, {155, 148, 118},
-				 {171, 160, 114}, {188, 174, 108}, {205, 187, 99}, {222, 201, 88}, {240, 216, 70},
-				 {254, 232, 56}}},
-	{"gray", {{0, 0, 0}, {16, 16, 16}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}, {80, 80, 80},
-			  {96, 96, 96}, {112, 112, 112}, {128, 128, 128}, {143, 143, 143}, {159, 159, 159},
-			  {175, 175, 175}, {191, 191, 191}, {207, 207, 207}, {223, 223, 223}, {239, 239, 239},
-			  {255, 255, 255}}},
-};
+/* PNG colour types */
+#define PNG_RGB 2
+#define PNG_PALETTE 3
+#define PNG_RGBA 6
 
 typedef enum ColorScale
 {
@@ -77,7 +50,7 @@ typedef enum ColorScale
 	SCALE_LOG
 } ColorScale;
 
-/* The first band of a raster WKB, read in place. */
+/* The first band of a raster, read in place. */
 typedef struct RasterBand
 {
 	uint32		width;
@@ -89,6 +62,28 @@ typedef struct RasterBand
 	double		nodata;
 	const uint8 *pixels;
 } RasterBand;
+
+/* One stop of a ramp: a position on the colour scale (0..1) and its colour. */
+typedef struct RampStop
+{
+	double		position;
+	uint8		rgba[4];
+	int			line;			/* order in the text */
+} RampStop;
+
+/* How pixels are coloured. */
+typedef struct Coloring
+{
+	const Colormap *map;		/* a named colormap, or NULL for the ramp */
+	RampStop   *stops;			/* sorted by position */
+	int			nstops;
+	bool		has_nodata_colour;	/* an "nv" line */
+	uint8		nodata_rgba[4];
+	ColorScale	scale;
+	double		min;
+	double		max;
+	bool		transparent_zero;	/* value 0 is transparent too */
+} Coloring;
 
 static void
 BadRaster(const char *detail)
@@ -229,17 +224,52 @@ PixelIsData(const RasterBand *band, double v)
 	return isfinite(v) && !(band->has_nodata && v == band->nodata);
 }
 
-static const Colormap *
-ColormapFromName(const char *name)
+/*
+ * The first band of a PostGIS raster in its serialized form (rt_serialize.c):
+ * the 64-byte header (varlena size, version, band count, georeference,
+ * SRID, width, height, in host byte order), then the band's type byte,
+ * padding to its pixel size, its nodata value and its pixels.
+ */
+static void
+BandFromSerialized(const struct varlena *raster, RasterBand *band)
 {
-	for (int i = 0; i < lengthof(colormaps); i++)
-		if (pg_strcasecmp(name, colormaps[i].name) == 0)
-			return &colormaps[i];
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown colormap \"%s\"", name),
-			 errhint("Use one of viridis, magma, inferno, plasma, cividis, gray.")));
-	return NULL;
+	const uint8 *p = (const uint8 *) raster;
+	size_t		size = VARSIZE(raster);
+	uint16		version,
+				nbands,
+				width,
+				height;
+	uint8		flags;
+	size_t		need;
+
+	if (size < RASTER_SERIALIZED_HEADER + 1)
+		BadRaster("The raster has no bands.");
+	memcpy(&version, p + 4, 2);
+	memcpy(&nbands, p + 6, 2);
+	memcpy(&width, p + 60, 2);
+	memcpy(&height, p + 62, 2);
+	if (version != 0)
+		BadRaster(psprintf("Raster version %u is not supported.", version));
+	if (nbands == 0)
+		BadRaster("The raster has no bands.");
+	if (width == 0 || height == 0)
+		BadRaster("The raster has no pixels.");
+	flags = p[RASTER_SERIALIZED_HEADER];
+	if (flags & BAND_OFFLINE)
+		BadRaster("The first band is an out-db band.");
+	band->swap = false;
+	band->width = width;
+	band->height = height;
+	band->pixtype = flags & BAND_PIXTYPE;
+	band->pixel_bytes = PixelBytes(band->pixtype);
+	if (band->pixel_bytes == 0)
+		BadRaster(psprintf("Pixel type %d is not supported.", band->pixtype));
+	need = RASTER_SERIALIZED_HEADER + 2 * band->pixel_bytes + (size_t) width * height * band->pixel_bytes;
+	if (size < need)
+		BadRaster("The first band's pixels are truncated.");
+	band->has_nodata = (flags & BAND_HAS_NODATA) != 0;
+	band->nodata = ReadPixel(band, p + RASTER_SERIALIZED_HEADER + band->pixel_bytes);
+	band->pixels = p + RASTER_SERIALIZED_HEADER + 2 * band->pixel_bytes;
 }
 
 static ColorScale
@@ -259,9 +289,9 @@ ScaleFromName(const char *name)
 }
 
 /*
- * Position in the colormap, 0..1, of a value in [min, max]: linear, its
+ * Position on the colour scale, 0..1, of a value in [min, max]: linear, its
  * square root, or log10(1 + 9999 x) / 4, which spreads the four decades
- * below the maximum over the map.
+ * below the maximum over the map.  Values beyond take the ends.
  */
 static double
 ScaleValue(ColorScale scale, double v, double min, double max)
@@ -269,9 +299,7 @@ ScaleValue(ColorScale scale, double v, double min, double max)
 	/* halves first: max - min may exceed the float8 range (values near +-1e308) */
 	double		x = max > min ? (v * 0.5 - min * 0.5) / (max * 0.5 - min * 0.5) : 0.0;
 
-	/* values beyond vmin and vmax take the end colours */
 	x = fmin(fmax(x, 0.0), 1.0);
-
 	switch (scale)
 	{
 		case SCALE_SQRT:
@@ -283,15 +311,163 @@ ScaleValue(ColorScale scale, double v, double min, double max)
 	}
 }
 
-static void
-ColorAt(const Colormap *map, double t, uint8 *rgb)
+/* matplotlib's lookup: entry floor(256 x), the last one for x = 1. */
+static int
+ColormapIndex(double x)
 {
-	double		pos = fmin(fmax(t, 0.0), 1.0) * (COLORMAP_STOPS - 1);
-	int			i = Min((int) pos, COLORMAP_STOPS - 2);
-	double		f = pos - i;
+	return Min((int) (x * 256.0), 255);
+}
 
-	for (int c = 0; c < 3; c++)
-		rgb[c] = (uint8) lround(map->rgb[i][c] + f * (map->rgb[i + 1][c] - map->rgb[i][c]));
+static void
+BadRamp(const char *line, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid colour ramp line \"%s\"", line),
+			 errdetail("%s", detail),
+			 errhint("Each line of a ramp is \"value R G B [A]\", the value a number, a percentage of the "
+					 "colour scale or \"nv\" for nodata, the components integers from 0 to 255; or use one of "
+					 "viridis, magma, inferno, plasma, cividis, gray.")));
+}
+
+static int
+CompareStops(const void *a, const void *b)
+{
+	const RampStop *sa = a;
+	const RampStop *sb = b;
+
+	/* equal positions (a sharp break) keep the order of their lines */
+	if (sa->position != sb->position)
+		return sa->position < sb->position ? -1 : 1;
+	return sa->line - sb->line;
+}
+
+/*
+ * A ramp in the style of ST_ColorMap's colormap text: lines of "value R G B
+ * [A]" separated by spaces, tabs, commas or colons; the value a number (a
+ * pixel value, placed on the colour scale like the pixels), a percentage
+ * (a position on the colour scale, 0% at vmin and 100% at vmax) or "nv"
+ * (the colour of nodata pixels); blank lines and lines starting with # are
+ * skipped.  The stops are sorted by position.  Parsed after the scale's
+ * bounds are known.
+ */
+static void
+RampFromText(const char *text, Coloring *col)
+{
+	char	   *copy = pstrdup(text);
+	char	   *save = NULL;
+	int			capacity = 8;
+
+	col->stops = palloc(sizeof(RampStop) * capacity);
+	col->nstops = 0;
+	for (char *line = strtok_r(copy, "\n\r", &save); line != NULL; line = strtok_r(NULL, "\n\r", &save))
+	{
+		char	   *fields[6];
+		int			nfields = 0;
+		char	   *field_save = NULL;
+		char	   *shown = pstrdup(line);
+		uint8		rgba[4] = {0, 0, 0, 255};
+		char	   *end;
+		double		value;
+		double		position;
+
+		for (char *f = strtok_r(line, " \t,:", &field_save); f != NULL; f = strtok_r(NULL, " \t,:", &field_save))
+		{
+			if (nfields == 5)
+				BadRamp(shown, "The line has more than five fields.");
+			fields[nfields++] = f;
+		}
+		if (nfields == 0 || fields[0][0] == '#')
+			continue;
+		if (nfields < 4)
+			BadRamp(shown, "The line has fewer than four fields.");
+		for (int c = 1; c < nfields; c++)
+		{
+			long		v = strtol(fields[c], &end, 10);
+
+			if (*end != '\0' || end == fields[c] || v < 0 || v > 255)
+				BadRamp(shown, psprintf("\"%s\" is not an integer from 0 to 255.", fields[c]));
+			rgba[c - 1] = (uint8) v;
+		}
+		if (pg_strcasecmp(fields[0], "nv") == 0 || pg_strcasecmp(fields[0], "nodata") == 0)
+		{
+			col->has_nodata_colour = true;
+			memcpy(col->nodata_rgba, rgba, 4);
+			continue;
+		}
+		value = strtod(fields[0], &end);
+		if (end == fields[0] || !isfinite(value) || !(*end == '\0' || (end[0] == '%' && end[1] == '\0')))
+			BadRamp(shown, psprintf("\"%s\" is not a number, a percentage or \"nv\".", fields[0]));
+		if (*end == '%')
+			position = fmin(fmax(value / 100.0, 0.0), 1.0);
+		else
+			position = ScaleValue(col->scale, value, col->min, col->max);
+		if (col->nstops == capacity)
+		{
+			capacity *= 2;
+			col->stops = repalloc(col->stops, sizeof(RampStop) * capacity);
+		}
+		col->stops[col->nstops].position = position;
+		col->stops[col->nstops].line = col->nstops;
+		memcpy(col->stops[col->nstops].rgba, rgba, 4);
+		col->nstops++;
+	}
+	if (col->nstops == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("colour ramp has no colours"),
+				 errhint("Give lines of \"value R G B [A]\", or use one of viridis, magma, inferno, plasma, cividis, gray.")));
+	qsort(col->stops, col->nstops, sizeof(RampStop), CompareStops);
+}
+
+/* A colormap's name, or else a ramp (anything with a newline or a digit). */
+static const Colormap *
+ColormapFromName(const char *name)
+{
+	for (int i = 0; i < lengthof(colormaps); i++)
+		if (pg_strcasecmp(name, colormaps[i].name) == 0)
+			return &colormaps[i];
+	if (strpbrk(name, "\n0123456789") != NULL)
+		return NULL;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown colormap \"%s\"", name),
+			 errhint("Use one of viridis, magma, inferno, plasma, cividis, gray, or a ramp of lines \"value R G B [A]\".")));
+	return NULL;
+}
+
+/* The ramp's colour at position x: the end colours beyond the ends, linear between stops. */
+static void
+RampColor(const Coloring *col, double x, uint8 *rgba)
+{
+	const RampStop *s = col->stops;
+	int			i = 0;
+	double		f;
+
+	if (x <= s[0].position)
+	{
+		memcpy(rgba, s[0].rgba, 4);
+		return;
+	}
+	while (i + 1 < col->nstops && s[i + 1].position < x)
+		i++;
+	if (i + 1 == col->nstops)
+	{
+		memcpy(rgba, s[i].rgba, 4);
+		return;
+	}
+
+	f = (x - s[i].position) / (s[i + 1].position - s[i].position);
+
+	for (int c = 0; c < 4; c++)
+		rgba[c] = (uint8) lround(s[i].rgba[c] + f * (s[i + 1].rgba[c] - s[i].rgba[c]));
+}
+
+/* Whether a pixel value gets a colour from the scale (else it is nodata: transparent or the "nv" colour). */
+static bool
+PixelIsColoured(const RasterBand *band, const Coloring *col, double v)
+{
+	return PixelIsData(band, v) && !(col->transparent_zero && v == 0);
 }
 
 /* A PNG being written into a bytea that grows up to PostgreSQL's 1 GB limit. */
@@ -391,18 +567,29 @@ PngDeflate(PngWriter *w, const uint8 *data, size_t n, int flush)
 }
 
 /*
- * An RGB or RGBA (channels 3 or 4) PNG of width x height pixels, each row
- * made by make_row into a buffer: rows are filtered ("up", which suits
- * smooth heatmaps) and deflated one at a time.
+ * A PNG of width x height pixels of a colour type (RGB, RGBA, or palette
+ * with the given PLTE and tRNS entries), each row made by make_row into a
+ * buffer: rows are filtered ("up", which suits smooth heatmaps) and
+ * deflated one at a time.
  */
-typedef void (*PngRowFn) (void *context, uint32 row, uint8 *rgb);
+typedef void (*PngRowFn) (void *context, uint32 row, uint8 *pixels);
+
+typedef struct PngFormat
+{
+	int			colour_type;
+	int			channels;		/* bytes per pixel */
+	const uint8 *palette;		/* palette: npalette RGB triples */
+	int			npalette;
+	const uint8 *alpha;			/* palette: ntransparency alpha values (tRNS), or none */
+	int			nalpha;
+} PngFormat;
 
 static bytea *
-PngWrite(uint32 width, uint32 height, int channels, PngRowFn make_row, void *context)
+PngWrite(uint32 width, uint32 height, const PngFormat *format, PngRowFn make_row, void *context)
 {
 	static const uint8 signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 	PngWriter	w = {0};
-	size_t		rowbytes = (size_t) width * channels;
+	size_t		rowbytes = (size_t) width * format->channels;
 	uint8	   *prev = palloc0(rowbytes);
 	uint8	   *cur = palloc(rowbytes);
 	uint8	   *line = palloc(rowbytes + 1);
@@ -415,11 +602,23 @@ PngWrite(uint32 width, uint32 height, int channels, PngRowFn make_row, void *con
 	chunk = PngBeginChunk(&w, "IHDR");
 	PngPutU32(ihdr, width);
 	PngPutU32(ihdr + 4, height);
-	ihdr[8] = 8;				/* bits per channel */
-	ihdr[9] = channels == 4 ? 6 : 2;	/* RGBA or RGB */
+	ihdr[8] = 8;				/* bits per channel, or per palette index */
+	ihdr[9] = format->colour_type;
 	ihdr[10] = ihdr[11] = ihdr[12] = 0;
 	PngPut(&w, ihdr, 13);
 	PngEndChunk(&w, chunk);
+	if (format->colour_type == PNG_PALETTE)
+	{
+		chunk = PngBeginChunk(&w, "PLTE");
+		PngPut(&w, format->palette, 3 * format->npalette);
+		PngEndChunk(&w, chunk);
+		if (format->nalpha > 0)
+		{
+			chunk = PngBeginChunk(&w, "tRNS");
+			PngPut(&w, format->alpha, format->nalpha);
+			PngEndChunk(&w, chunk);
+		}
+	}
 
 	if (deflateInit(&w.zs, 6) != Z_OK)
 		elog(ERROR, "zlib deflateInit failed");
@@ -458,96 +657,181 @@ PngWrite(uint32 width, uint32 height, int channels, PngRowFn make_row, void *con
 typedef struct HeatmapRows
 {
 	const RasterBand *band;
-	const Colormap *map;
-	ColorScale	scale;
-	double		min;
-	double		max;
-	bool		transparent_zero;	/* value 0 is transparent too */
-	int			channels;
+	const Coloring *col;
+	int			colour_type;
+	int			transparent_index;	/* palette: the index of nodata pixels */
 } HeatmapRows;
 
+static double
+PixelAt(const RasterBand *band, uint32 r, uint32 c)
+{
+	return ReadPixel(band, band->pixels + ((size_t) r * band->width + c) * band->pixel_bytes);
+}
+
 static void
-HeatmapRow(void *context, uint32 r, uint8 *rgb)
+HeatmapRow(void *context, uint32 r, uint8 *out)
 {
 	HeatmapRows *h = context;
 	const RasterBand *band = h->band;
+	const Coloring *col = h->col;
 
 	for (uint32 c = 0; c < band->width; c++)
 	{
-		size_t		i = (size_t) r * band->width + c;
-		double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
-		uint8	   *px = rgb + (size_t) c * h->channels;
+		double		v = PixelAt(band, r, c);
+		bool		coloured = PixelIsColoured(band, col, v);
+		double		x = coloured ? ScaleValue(col->scale, v, col->min, col->max) : 0.0;
+		uint8		rgba[4] = {0, 0, 0, 0};
 
-		if (PixelIsData(band, v) && !(h->transparent_zero && v == 0))
+		if (h->colour_type == PNG_PALETTE)
 		{
-			ColorAt(h->map, ScaleValue(h->scale, v, h->min, h->max), px);
-			if (h->channels == 4)
-				px[3] = 255;
+			out[c] = coloured ? (uint8) ColormapIndex(x) : (uint8) h->transparent_index;
+			continue;
 		}
-		else
-			memset(px, 0, h->channels);
+		if (coloured && col->map != NULL)
+		{
+			memcpy(rgba, col->map->rgb[ColormapIndex(x)], 3);
+			rgba[3] = 255;
+		}
+		else if (coloured)
+			RampColor(col, x, rgba);
+		else if (col->has_nodata_colour)
+			memcpy(rgba, col->nodata_rgba, 4);
+		memcpy(out + (size_t) c * (h->colour_type == PNG_RGBA ? 4 : 3), rgba, h->colour_type == PNG_RGBA ? 4 : 3);
 	}
 }
 
 /*
- * geoacc_raster_png(raster, colormap, scale, vmin, vmax, transparent_zero):
- * the first band as a heatmap PNG; the colour scale runs from vmin to vmax
- * (NULL: the band's minimum and maximum), so that tiles and frames made
- * with the same bounds share one scale
+ * The heatmap PNG of a band: its colour scale's bounds from vmin and vmax
+ * (arguments 3 and 4, NULL: the band's minimum and maximum of the coloured
+ * pixels); a named colormap as a palette PNG, with nodata pixels at an
+ * index no pixel uses (made transparent by tRNS; RGBA in the rare image
+ * using all 256 colours and nodata); a ramp as RGB, or RGBA when some pixel
+ * is transparent or translucent.
+ */
+static bytea *
+HeatmapPng(FunctionCallInfo fcinfo, const RasterBand *band)
+{
+	Coloring	col = {0};
+	const char *colormap = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	size_t		npixels = (size_t) band->width * band->height;
+	bool		has_nodata = false;
+	bool		used[256] = {false};
+	HeatmapRows rows = {band, &col, PNG_RGB, 0};
+	PngFormat	format = {0};
+	uint8		palette[3 * 256];
+	uint8		alpha[256];
+
+	col.map = ColormapFromName(colormap);
+	col.scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	col.transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+	col.min = INFINITY;
+	col.max = -INFINITY;
+	for (size_t i = 0; i < npixels; i++)
+	{
+		double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
+
+		if (i % 1048576 == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (PixelIsColoured(band, &col, v))
+		{
+			col.min = fmin(col.min, v);
+			col.max = fmax(col.max, v);
+		}
+		else
+			has_nodata = true;
+	}
+	if (!PG_ARGISNULL(3))
+		col.min = PG_GETARG_FLOAT8(3);
+	if (!PG_ARGISNULL(4))
+		col.max = PG_GETARG_FLOAT8(4);
+	if ((!PG_ARGISNULL(3) || !PG_ARGISNULL(4)) && !(isfinite(col.min) && isfinite(col.max) && col.min < col.max))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("vmin and vmax must be finite with vmin below vmax"),
+				 errdetail("The colour scale runs from %g to %g.", col.min, col.max),
+				 errhint("Give both bounds, or leave one NULL to take it from the raster.")));
+
+	if (col.map == NULL)
+	{
+		bool		translucent;
+
+		RampFromText(colormap, &col);
+		translucent = has_nodata && !(col.has_nodata_colour && col.nodata_rgba[3] == 255);
+		for (int i = 0; i < col.nstops; i++)
+			translucent = translucent || col.stops[i].rgba[3] != 255;
+		rows.colour_type = translucent ? PNG_RGBA : PNG_RGB;
+		format.colour_type = rows.colour_type;
+		format.channels = translucent ? 4 : 3;
+		return PngWrite(band->width, band->height, &format, HeatmapRow, &rows);
+	}
+
+	/* a palette of the map's 256 colours; nodata takes an index no pixel uses */
+	rows.colour_type = PNG_PALETTE;
+	format.colour_type = PNG_PALETTE;
+	format.channels = 1;
+	format.palette = palette;
+	format.npalette = 256;
+	for (int i = 0; i < 256; i++)
+		memcpy(palette + 3 * i, col.map->rgb[i], 3);
+	if (has_nodata)
+	{
+		for (size_t i = 0; i < npixels; i++)
+		{
+			double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
+
+			if (i % 1048576 == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (PixelIsColoured(band, &col, v))
+				used[ColormapIndex(ScaleValue(col.scale, v, col.min, col.max))] = true;
+		}
+		while (rows.transparent_index < 256 && used[rows.transparent_index])
+			rows.transparent_index++;
+		if (rows.transparent_index == 256)
+		{
+			rows.colour_type = format.colour_type = PNG_RGBA;
+			format.channels = 4;
+			return PngWrite(band->width, band->height, &format, HeatmapRow, &rows);
+		}
+		memset(palette + 3 * rows.transparent_index, 0, 3);
+		memset(alpha, 255, sizeof(alpha));
+		alpha[rows.transparent_index] = 0;
+		format.alpha = alpha;
+		format.nalpha = rows.transparent_index + 1;
+	}
+	return PngWrite(band->width, band->height, &format, HeatmapRow, &rows);
+}
+
+/*
+ * geoacc_raster_png(raster bytea, colormap, scale, vmin, vmax,
+ * transparent_zero): the first band of a raster WKB as a heatmap PNG; the
+ * colour scale runs from vmin to vmax (NULL: the band's minimum and
+ * maximum), so that tiles and frames made with the same bounds share one
+ * scale
  */
 PG_FUNCTION_INFO_V1(geoacc_raster_png);
 Datum
 geoacc_raster_png(PG_FUNCTION_ARGS)
 {
-	bytea	   *wkb;
-	const Colormap *map;
-	ColorScale	scale;
 	RasterBand	band;
-	double		min = INFINITY,
-				max = -INFINITY;
-	bool		transparent = false;
-	bool		transparent_zero;
-	size_t		npixels;
-	HeatmapRows rows;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
-	wkb = PG_GETARG_BYTEA_PP(0);
-	map = ColormapFromName(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
-	transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
-	BandFromWkb(wkb, &band);
-	npixels = (size_t) band.width * band.height;
-	for (size_t i = 0; i < npixels; i++)
-	{
-		double		v = ReadPixel(&band, band.pixels + i * band.pixel_bytes);
+	BandFromWkb(PG_GETARG_BYTEA_PP(0), &band);
+	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
+}
 
-		if (i % 1048576 == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (PixelIsData(&band, v) && !(transparent_zero && v == 0))
-		{
-			min = fmin(min, v);
-			max = fmax(max, v);
-		}
-		else
-			transparent = true;
-	}
-	if (!PG_ARGISNULL(3))
-		min = PG_GETARG_FLOAT8(3);
-	if (!PG_ARGISNULL(4))
-		max = PG_GETARG_FLOAT8(4);
-	if ((!PG_ARGISNULL(3) || !PG_ARGISNULL(4)) && !(isfinite(min) && isfinite(max) && min < max))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("vmin and vmax must be finite with vmin below vmax"),
-				 errdetail("The colour scale runs from %g to %g.", min, max),
-				 errhint("Give both bounds, or leave one NULL to take it from the raster.")));
-	rows.band = &band;
-	rows.map = map;
-	rows.scale = scale;
-	rows.min = min;
-	rows.max = max;
-	rows.transparent_zero = transparent_zero;
-	rows.channels = transparent ? 4 : 3;
-	PG_RETURN_BYTEA_P(PngWrite(band.width, band.height, rows.channels, HeatmapRow, &rows));
+/*
+ * geoacc_raster_png(raster raster, ...) of the geoacc_raster extension: the
+ * same for a PostGIS raster
+ */
+PG_FUNCTION_INFO_V1(geoacc_raster_png_raster);
+Datum
+geoacc_raster_png_raster(PG_FUNCTION_ARGS)
+{
+	RasterBand	band;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	BandFromSerialized(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &band);
+	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
 }

@@ -104,6 +104,8 @@ typedef struct GeoaccLine
 #define GEOACC_POINTTYPE 1
 #define GEOACC_LINETYPE 2
 #define GEOACC_POLYGONTYPE 3
+#define GEOACC_MULTIPOINTTYPE 4
+#define GEOACC_MULTILINETYPE 5
 #define GEOACC_POLYHEDRALSURFACETYPE 13
 #define GEOACC_TRIANGLETYPE 14
 #define GEOACC_TINTYPE 15
@@ -120,6 +122,28 @@ const char *GeoaccGeometryTypeName(uint32 type);
  * example "row 12").
  */
 void		GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char *what);
+
+/*
+ * The parts of a POINT, LINESTRING, MULTIPOINT or MULTILINESTRING, read in
+ * place one at a time as lines (a point is a line of one point, or of none
+ * when empty); any other type raises an ERROR naming `what`.
+ */
+typedef struct GeoaccParts
+{
+	int32		srid;
+	bool		has_z;
+	bool		has_m;
+	int			ndims;
+	uint32		type;			/* of the whole geometry */
+	uint32		nparts;
+	uint32		next;			/* parts read so far */
+	const uint8 *p;				/* the next part */
+	const uint8 *end;
+	const char *what;
+} GeoaccParts;
+
+void		GeoaccPartsBegin(GeoaccParts *parts, const struct varlena *geom, const char *what);
+bool		GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line);
 
 /*
  * ERROR unless the line is a trajectory: has M, finite coordinates, M

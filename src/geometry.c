@@ -116,6 +116,79 @@ GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char 
 }
 
 void
+GeoaccPartsBegin(GeoaccParts *parts, const struct varlena *geom, const char *what)
+{
+	GeometryHeader h;
+
+	ReadHeader(geom, &h);
+	memcpy(&parts->type, h.body, sizeof(uint32));
+	parts->srid = h.srid;
+	parts->has_z = h.has_z;
+	parts->has_m = h.has_m;
+	parts->ndims = 2 + h.has_z + h.has_m;
+	parts->what = what;
+	parts->next = 0;
+	parts->end = h.end;
+	switch (parts->type)
+	{
+		case GEOACC_POINTTYPE:
+		case GEOACC_LINETYPE:
+			parts->nparts = 1;
+			parts->p = h.body;
+			break;
+		case GEOACC_MULTIPOINTTYPE:
+		case GEOACC_MULTILINETYPE:
+			if (h.body + 8 > h.end)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("%s: geometry value is truncated", what)));
+			memcpy(&parts->nparts, h.body + 4, sizeof(uint32));
+			parts->p = h.body + 8;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s is a %s, not a point or a line", what, GeoaccGeometryTypeName(parts->type)),
+					 errhint("Use POINT, MULTIPOINT, LINESTRING or MULTILINESTRING geometries.")));
+	}
+}
+
+bool
+GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line)
+{
+	uint32		type;
+	uint32		npoints;
+	bool		multi = parts->type == GEOACC_MULTIPOINTTYPE || parts->type == GEOACC_MULTILINETYPE;
+
+	if (parts->next == parts->nparts)
+		return false;
+	if (parts->p + 8 > parts->end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", parts->what)));
+	memcpy(&type, parts->p, sizeof(type));
+	memcpy(&npoints, parts->p + 4, sizeof(npoints));
+	if (multi && type != (parts->type == GEOACC_MULTIPOINTTYPE ? GEOACC_POINTTYPE : GEOACC_LINETYPE))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: a %s holds a %s", parts->what, GeoaccGeometryTypeName(parts->type),
+						GeoaccGeometryTypeName(type))));
+	line->srid = parts->srid;
+	line->has_z = parts->has_z;
+	line->has_m = parts->has_m;
+	line->ndims = parts->ndims;
+	line->npoints = npoints;
+	line->coords = (const double *) (parts->p + 8);
+	if ((size_t) (parts->end - (parts->p + 8)) / (sizeof(double) * parts->ndims) < npoints)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", parts->what)));
+	parts->p += 8 + (size_t) npoints * parts->ndims * sizeof(double);
+	parts->next++;
+	return true;
+}
+
+void
 GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 {
 	int			nd = line->ndims;

@@ -1,39 +1,5 @@
 -- Density rasters: gpu_density_raster (aggregate), geoacc_density_kernel, geoacc_raster_png.
 
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent box2d, width int, height int)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent box2d, width int, height int,
-	kernel text)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent box2d, width int, height int,
-	kernel text, kernel_size int)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent box2d, width int, height int,
-	kernel text, kernel_size int, interpolate boolean)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-
--- The same with the extent as a geometry (an envelope such as ST_TileEnvelope(z, x, y)), whose SRID must be
--- the trajectories'.
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent geometry, width int, height int)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent geometry, width int, height int,
-	kernel text)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent geometry, width int, height int,
-	kernel text, kernel_size int)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-CREATE FUNCTION gpu_density_raster_transfn(state internal, traj geometry, extent geometry, width int, height int,
-	kernel text, kernel_size int, interpolate boolean)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-
 CREATE FUNCTION gpu_density_raster_finalfn(state internal) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
 CREATE FUNCTION gpu_density_raster_combinefn(state internal, other internal) RETURNS internal
@@ -43,104 +9,51 @@ CREATE FUNCTION gpu_density_raster_serialfn(state internal) RETURNS bytea
 CREATE FUNCTION gpu_density_raster_deserialfn(data bytea, state internal) RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, box2d, int, int) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, box2d, int, int, text) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, box2d, int, int, text, int) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, box2d, int, int, text, int, boolean) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, geometry, int, int) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, geometry, int, int, text) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, geometry, int, int, text, int) IS
-	'transition function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_transfn(internal, geometry, geometry, int, int, text, int, boolean) IS
-	'transition function of gpu_density_raster';
 COMMENT ON FUNCTION gpu_density_raster_finalfn(internal) IS
 	'final function of gpu_density_raster: convolution and raster WKB';
 COMMENT ON FUNCTION gpu_density_raster_combinefn(internal, internal) IS
-	'combine function of gpu_density_raster: adds the counts of two partial rasters';
+	'combine function of gpu_density_raster: adds the cells of two partial rasters';
 COMMENT ON FUNCTION gpu_density_raster_serialfn(internal) IS
 	'serial function of gpu_density_raster';
 COMMENT ON FUNCTION gpu_density_raster_deserialfn(bytea, internal) IS
 	'deserial function of gpu_density_raster';
 
--- Aggregates cannot take default arguments: one aggregate per arity stands for the defaults
--- kernel 'gaussian', kernel_size 7, interpolate true.
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent box2d, width int, height int) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent box2d, width int, height int, kernel text) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent box2d, width int, height int, kernel text,
-	kernel_size int) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent box2d, width int, height int, kernel text,
-	kernel_size int, interpolate boolean) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-
--- with the extent as a geometry of the trajectories' SRID
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent geometry, width int, height int) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent geometry, width int, height int, kernel text) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent geometry, width int, height int, kernel text,
-	kernel_size int) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-CREATE AGGREGATE gpu_density_raster(traj geometry, extent geometry, width int, height int, kernel text,
-	kernel_size int, interpolate boolean) (
-	SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000,
-	FINALFUNC = gpu_density_raster_finalfn,
-	COMBINEFUNC = gpu_density_raster_combinefn,
-	SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn,
-	PARALLEL = SAFE);
-
-COMMENT ON AGGREGATE gpu_density_raster(geometry, box2d, int, int) IS
-	'KDE traffic-density raster of trajectories as PostGIS raster WKB (one 64-bit float band): gaussian kernel of 7 x 7 cells, with interpolation';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, box2d, int, int, text) IS
-	'KDE traffic-density raster of trajectories as PostGIS raster WKB (one 64-bit float band): the given kernel, 7 x 7 cells, with interpolation';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, box2d, int, int, text, int) IS
-	'KDE traffic-density raster of trajectories as PostGIS raster WKB (one 64-bit float band): the given kernel and size, with interpolation';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, geometry, int, int) IS
-	'gpu_density_raster with the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories'' SRID';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, geometry, int, int, text) IS
-	'gpu_density_raster with the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories'' SRID';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, geometry, int, int, text, int) IS
-	'gpu_density_raster with the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories'' SRID';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, geometry, int, int, text, int, boolean) IS
-	'gpu_density_raster with the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories'' SRID';
-COMMENT ON AGGREGATE gpu_density_raster(geometry, box2d, int, int, text, int, boolean) IS
-	'KDE traffic-density raster of trajectories as PostGIS raster WKB (one 64-bit float band): kernel uniform, triangular, epanechnikov, quartic, triweight, tricube, gaussian or cosine; odd kernel_size 1..63; interpolate joins points more than one cell apart';
+-- Aggregates take neither defaults nor named arguments: one aggregate per number of arguments stands for
+-- the defaults kernel 'gaussian', kernel_size 7, interpolate true, mode 'count' and weight 1, each with the
+-- extent as a box2d or as a geometry (an envelope such as ST_TileEnvelope(z, x, y)) whose SRID must be the
+-- rows'.  One C function is the transition function of all of them.
+DO $$
+DECLARE
+	optional text[] := ARRAY['kernel text', 'kernel_size int', 'interpolate boolean', 'mode text', 'weight float8'];
+	extent text;
+	args text;
+	types text;
+BEGIN
+	FOREACH extent IN ARRAY ARRAY['box2d', 'geometry'] LOOP
+		FOR n IN 0..5 LOOP
+			args := format('geom geometry, extent %s, width int, height int', extent);
+			IF n > 0 THEN
+				args := args || ', ' || array_to_string(optional[1:n], ', ');
+			END IF;
+			types := regexp_replace(args, '(^|, )\w+ ', '\1', 'g');
+			EXECUTE format('CREATE FUNCTION gpu_density_raster_transfn(state internal, %s) RETURNS internal '
+				'AS ''MODULE_PATHNAME'' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100', args);
+			EXECUTE format('COMMENT ON FUNCTION gpu_density_raster_transfn(internal, %s) IS %L', types,
+				'transition function of gpu_density_raster');
+			EXECUTE format('CREATE AGGREGATE gpu_density_raster(%s) ('
+				'SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000, '
+				'FINALFUNC = gpu_density_raster_finalfn, COMBINEFUNC = gpu_density_raster_combinefn, '
+				'SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn, '
+				'PARALLEL = SAFE)', args);
+			EXECUTE format('COMMENT ON AGGREGATE gpu_density_raster(%s) IS %L', types,
+				'KDE traffic-density raster of points and lines as PostGIS raster WKB (one 64-bit float band): '
+				'kernel uniform, triangular, epanechnikov, quartic, triweight, tricube, gaussian (default) or '
+				'cosine; odd kernel_size 1..63 (default 7); interpolate (default true) joins points more than one '
+				'cell apart; mode count (samples per cell, the default) or time (hours per cell); weight per row '
+				'(default 1)');
+		END LOOP;
+	END LOOP;
+END $$;
 
 CREATE FUNCTION geoacc_density_kernel(kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7)
 	RETURNS float8[]

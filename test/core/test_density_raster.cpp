@@ -1,11 +1,13 @@
 /*
  * test_density_raster.cpp
  *
- * Density raster: hand-checked projections, the CPU twin against plain
- * references written here (every interpolated sample tested one by one, a
- * gather convolution), kernel tables, bad arguments; then the GPU against
- * the CPU twin on fresh random tracks, with memory caps that force bands of
- * rows and batches of points.
+ * Density raster: hand-checked projections (counts, weighted samples, the
+ * time mode), the CPU twin against plain references written here (every
+ * sample tested one by one, fixed-point amounts, a gather convolution),
+ * kernel tables, the margin (tiles of one grid equal the crop of the whole,
+ * bit for bit), bad arguments; then the GPU against the CPU twin on fresh
+ * random tracks, with memory caps that force bands of rows and batches of
+ * points.
  */
 #include "core_test.h"
 
@@ -20,95 +22,159 @@ const GeoaccDensityKernel all_kernels[] = {
 	GEOACC_KERNEL_UNIFORM, GEOACC_KERNEL_TRIANGULAR, GEOACC_KERNEL_EPANECHNIKOV, GEOACC_KERNEL_QUARTIC,
 	GEOACC_KERNEL_TRIWEIGHT, GEOACC_KERNEL_TRICUBE, GEOACC_KERNEL_GAUSSIAN, GEOACC_KERNEL_COSINE};
 
-/* Points of one or more tracks: xy pairs and flags. */
+const double fixed_one = 4294967296.0;
+
+/* Points of one or more tracks: xy pairs, flags and per-point values. */
 struct Points
 {
 	std::vector<double> xy;
 	std::vector<uint8_t> flags;
+	std::vector<double> values;
 
-	void add(double x, double y, uint8_t f)
+	void add(double x, double y, uint8_t f, double value = 1.0)
 	{
 		xy.push_back(x);
 		xy.push_back(y);
 		flags.push_back(f);
+		values.push_back(value);
 	}
 	/* a track: its first point counts, the others count and join */
-	void track(std::initializer_list<std::pair<double, double>> pts)
+	void track(std::initializer_list<std::pair<double, double>> pts, double value = 1.0)
 	{
 		bool		first = true;
 
 		for (auto p : pts)
 		{
-			add(p.first, p.second, first ? GEOACC_DENSITY_COUNT : GEOACC_DENSITY_COUNT | GEOACC_DENSITY_JOIN);
+			add(p.first, p.second, first ? GEOACC_DENSITY_COUNT : GEOACC_DENSITY_COUNT | GEOACC_DENSITY_JOIN,
+				value);
 			first = false;
 		}
 	}
 	uint32_t	size() const { return (uint32_t) flags.size(); }
+	GeoaccDensityPoints core(GeoaccDensityMode mode, bool interpolate, bool with_values) const
+	{
+		return GeoaccDensityPoints{xy.data(), flags.data(), with_values ? values.data() : nullptr, size(), mode,
+								   interpolate};
+	}
 };
 
-std::vector<uint32_t>
-project(GeoaccDevice device, const GeoaccDensityGrid &grid, const Points &p)
+size_t
+grid_cells(const GeoaccDensityGrid &g)
 {
-	std::vector<uint32_t> counts((size_t) grid.width * grid.height, 0);
+	return (size_t) (g.width + 2 * g.margin) * (g.height + 2 * g.margin);
+}
 
-	CHECK_OK(geoacc_density_project(device, &grid, p.xy.data(), p.flags.data(), p.size(), counts.data()));
+std::vector<uint32_t>
+project(GeoaccDevice device, const GeoaccDensityGrid &grid, const Points &p, bool interpolate = true)
+{
+	std::vector<uint32_t> counts(grid_cells(grid), 0);
+	GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
+
+	CHECK_OK(geoacc_density_project(device, &grid, &pts, counts.data()));
 	return counts;
 }
 
-/*
- * The definition, plainly: cell coordinates, every sample k = 1 .. n - 1 of
- * every joined segment tested on its own (no clipping).
- */
-std::vector<uint32_t>
-reference_project(const GeoaccDensityGrid &grid, const Points &p)
+std::vector<int64_t>
+project_values(GeoaccDevice device, const GeoaccDensityGrid &grid, const Points &p, GeoaccDensityMode mode,
+			   bool interpolate = true)
 {
-	std::vector<uint32_t> counts((size_t) grid.width * grid.height, 0);
-	double		w = grid.width,
-				h = grid.height;
-	auto		u_of = [&](double x) { return (x - grid.xmin) / (grid.xmax - grid.xmin) * w; };
-	auto		v_of = [&](double y) { return (grid.ymax - y) / (grid.ymax - grid.ymin) * h; };
-	auto		add = [&](double u, double v) {
-		if (u >= 0 && u <= w && v >= 0 && v <= h)
-		{
-			uint32_t	c = std::min<uint32_t>((uint32_t) std::floor(u), grid.width - 1);
-			uint32_t	r = std::min<uint32_t>((uint32_t) std::floor(v), grid.height - 1);
+	std::vector<int64_t> sums(grid_cells(grid), 0);
+	GeoaccDensityPoints pts = p.core(mode, interpolate, true);
 
-			counts[(size_t) r * grid.width + c]++;
-		}
+	CHECK_OK(geoacc_density_project_values(device, &grid, &pts, sums.data()));
+	return sums;
+}
+
+/* The raster's own cells (without the margin) of a grid's cells. */
+template <class T>
+std::vector<T>
+raster_cells(const GeoaccDensityGrid &g, const std::vector<T> &cells)
+{
+	std::vector<T> out;
+	uint32_t	pitch = g.width + 2 * g.margin;
+
+	for (uint32_t r = 0; r < g.height; r++)
+		for (uint32_t c = 0; c < g.width; c++)
+			out.push_back(cells[(size_t) (r + g.margin) * pitch + c + g.margin]);
+	return out;
+}
+
+/*
+ * The definition, plainly: cell coordinates with the cell's size, every
+ * sample k = 1 .. n - 1 of every segment tested on its own (no clipping),
+ * its cell floor(u0) + floor(frac(u0) + k / n (u1 - u0)); amounts 1, the
+ * point's value in fixed point, or for the time mode the segment's value
+ * over 2n half shares.  Works on int64 cells; counts compare after a cast.
+ */
+std::vector<int64_t>
+reference_project(const GeoaccDensityGrid &grid, const Points &p, bool with_values, GeoaccDensityMode mode,
+				  bool interpolate)
+{
+	int64_t		m = grid.margin;
+	int64_t		pitch = grid.width + 2 * m;
+	std::vector<int64_t> cells(grid_cells(grid), 0);
+	double		sx = (grid.xmax - grid.xmin) / grid.width,
+				sy = (grid.ymax - grid.ymin) / grid.height;
+	auto		u_of = [&](double x) { return (x - grid.xmin) / sx; };
+	auto		v_of = [&](double y) { return (grid.ymax - y) / sy; };
+	auto		add_cell = [&](double cu, double cv, int64_t amount) {
+		if (cu >= -m && cu < (double) grid.width + m && cv >= -m && cv < (double) grid.height + m)
+			cells[((int64_t) cv + m) * pitch + (int64_t) cu + m] += amount;
 	};
 
 	for (uint32_t i = 0; i < p.size(); i++)
 	{
 		double		u1 = u_of(p.xy[2 * i]),
 					v1 = v_of(p.xy[2 * i + 1]);
+		bool		joined = (p.flags[i] & GEOACC_DENSITY_JOIN) != 0;
+		double		u0 = joined ? u_of(p.xy[2 * i - 2]) : 0,
+					v0 = joined ? v_of(p.xy[2 * i - 1]) : 0;
+		double		n = joined ? std::max(std::fabs(std::floor(u1) - std::floor(u0)),
+										  std::fabs(std::floor(v1) - std::floor(v0))) : 0;
+		bool		spread = interpolate && n >= 2 && n <= 4503599627370496.0;
+		int64_t		amount = with_values ? (int64_t) std::floor(p.values[i] * fixed_one + 0.5) : 1;
+		int64_t		between = amount;
 
-		if (p.flags[i] & GEOACC_DENSITY_COUNT)
-			add(u1, v1);
-		if (!(p.flags[i] & GEOACC_DENSITY_JOIN))
-			continue;
-
-		double		u0 = u_of(p.xy[2 * i - 2]),
-					v0 = v_of(p.xy[2 * i - 1]);
-		int64_t		n = std::max(std::llabs((int64_t) std::floor(u1) - (int64_t) std::floor(u0)),
-								 std::llabs((int64_t) std::floor(v1) - (int64_t) std::floor(v0)));
-
-		for (int64_t k = 1; k < n; k++)
+		if (mode == GEOACC_DENSITY_TIME)
 		{
-			double		t = (double) k / (double) n;
+			if (!joined)
+				continue;
 
-			add(u0 + t * (u1 - u0), v0 + t * (v1 - v0));
+			int64_t		half = (int64_t) std::floor(p.values[i] * fixed_one / (spread ? 2 * n : 2.0) + 0.5);
+
+			add_cell(std::floor(u0), std::floor(v0), half);
+			add_cell(std::floor(u1), std::floor(v1), half);
+			between = 2 * half;
+		}
+		else if (p.flags[i] & GEOACC_DENSITY_COUNT)
+			add_cell(std::floor(u1), std::floor(v1), amount);
+		if (!spread)
+			continue;
+		for (double k = 1; k < n; k++)
+		{
+			double		t = k / n;
+
+			add_cell(std::floor(u0) + std::floor((u0 - std::floor(u0)) + t * (u1 - u0)),
+					 std::floor(v0) + std::floor((v0 - std::floor(v0)) + t * (v1 - v0)), between);
 		}
 	}
-	return counts;
+	return cells;
 }
 
-/* Gather form of the convolution, terms in kernel order. */
+std::vector<uint32_t>
+as_counts(const std::vector<int64_t> &cells)
+{
+	return std::vector<uint32_t>(cells.begin(), cells.end());
+}
+
+/* Gather form of the convolution over a grid with margin size / 2, terms in kernel order. */
+template <class T>
 std::vector<double>
-reference_convolve(uint32_t width, uint32_t height, const std::vector<uint32_t> &counts,
-				   const std::vector<double> &weights, int size)
+reference_convolve(uint32_t width, uint32_t height, const std::vector<T> &cells, const std::vector<double> &weights,
+				   int size)
 {
 	std::vector<double> out((size_t) width * height);
-	int			h = size / 2;
+	int64_t		pitch = (int64_t) width + size - 1;
 
 	for (int64_t r = 0; r < height; r++)
 		for (int64_t c = 0; c < width; c++)
@@ -118,11 +184,10 @@ reference_convolve(uint32_t width, uint32_t height, const std::vector<uint32_t> 
 			for (int i = 0; i < size; i++)
 				for (int j = 0; j < size; j++)
 				{
-					int64_t		rr = r + i - h,
-								cc = c + j - h;
+					T			cell = cells[(r + i) * pitch + c + j];
+					double		value = sizeof(T) == 8 ? (double) cell / fixed_one : (double) cell;
 
-					if (rr >= 0 && rr < height && cc >= 0 && cc < width)
-						sum = sum + weights[i * size + j] * (double) counts[rr * width + cc];
+					sum = sum + weights[i * size + j] * value;
 				}
 			out[r * width + c] = sum;
 		}
@@ -148,14 +213,30 @@ convolve(GeoaccDevice device, uint32_t width, uint32_t height, const std::vector
 	return out;
 }
 
-/* Random-walk tracks around and across the extent, some far outside it. */
+std::vector<double>
+convolve(GeoaccDevice device, uint32_t width, uint32_t height, const std::vector<int64_t> &sums,
+		 GeoaccDensityKernel kernel, int size)
+{
+	std::vector<double> out((size_t) width * height, -1.0);
+
+	CHECK_OK(geoacc_density_convolve_sums(device, width, height, sums.data(), kernel, size, out.data()));
+	return out;
+}
+
+/*
+ * Random-walk tracks around and across the extent, some far outside it,
+ * with values (weights or hours) from 0 to 100.  With `exact`, coordinates
+ * are multiples of 2^-16 below 2^20 in size, so that differences of
+ * coordinates are exact.
+ */
 Points
-random_tracks(const GeoaccDensityGrid &grid, uint32_t npoints)
+random_tracks(const GeoaccDensityGrid &grid, uint32_t npoints, bool exact = false)
 {
 	std::uniform_real_distribution<double> unit(0.0, 1.0);
 	auto	   &rng = core_test::rng();
 	double		sx = grid.xmax - grid.xmin,
 				sy = grid.ymax - grid.ymin;
+	auto		snap = [&](double x) { return exact ? std::round(x * 65536.0) / 65536.0 : x; };
 	Points		p;
 
 	while (p.size() < npoints)
@@ -174,28 +255,31 @@ random_tracks(const GeoaccDensityGrid &grid, uint32_t npoints)
 				x += 3 * sx, y -= 2 * sy;	/* a jump far outside */
 			else
 				x += step * std::cos(angle), y += step * std::sin(angle);
-			p.add(x, y, i == 0 ? GEOACC_DENSITY_COUNT : GEOACC_DENSITY_COUNT | GEOACC_DENSITY_JOIN);
+			p.add(snap(x), snap(y), i == 0 ? GEOACC_DENSITY_COUNT : GEOACC_DENSITY_COUNT | GEOACC_DENSITY_JOIN,
+				  rng() % 10 == 0 ? 0.0 : 100.0 * unit(rng));
 		}
 	}
 	return p;
 }
 
-std::vector<uint32_t>
-random_counts(size_t n)
+template <class T>
+std::vector<T>
+random_cells(size_t n)
 {
-	std::vector<uint32_t> c(n);
+	std::vector<T> c(n);
 
 	for (auto &x : c)
-		x = core_test::rng()() % 3 == 0 ? (uint32_t) (core_test::rng()() % 100000) : 0;
+		x = core_test::rng()() % 3 == 0 ? (T) (core_test::rng()() % 100000) << (sizeof(T) == 8 ? 20 : 0) : 0;
 	return c;
 }
 
-uint64_t
-total(const std::vector<uint32_t> &c)
+template <class T>
+int64_t
+total(const std::vector<T> &c)
 {
-	uint64_t	t = 0;
+	int64_t		t = 0;
 
-	for (uint32_t x : c)
+	for (T x : c)
 		t += x;
 	return t;
 }
@@ -205,12 +289,13 @@ total(const std::vector<uint32_t> &c)
 TEST(density_points_and_edges)
 {
 	/* 4 x 4 cells of 1 x 1 over [0,4] x [0,4]; row 0 is y in (3, 4] */
-	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4};
+	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4, 0};
 	Points		p;
 
 	p.add(0.5, 3.5, GEOACC_DENSITY_COUNT);	/* row 0, column 0 */
 	p.add(1.0, 2.0, GEOACC_DENSITY_COUNT);	/* on a corner: east and south, row 2 column 1 */
-	p.add(4.0, 0.0, GEOACC_DENSITY_COUNT);	/* south-east corner of the extent: last cell */
+	p.add(4.0, 0.0, GEOACC_DENSITY_COUNT);	/* south-east corner of the extent: outside, as in PostGIS */
+	p.add(3.9, 0.1, GEOACC_DENSITY_COUNT);	/* the last cell */
 	p.add(0.0, 4.0, GEOACC_DENSITY_COUNT);	/* north-west corner: first cell */
 	p.add(4.5, 2.0, GEOACC_DENSITY_COUNT);	/* outside */
 	p.add(2.5, 2.5, 0);						/* not counted */
@@ -221,12 +306,21 @@ TEST(density_points_and_edges)
 	CHECK(c[2 * 4 + 1] == 1);
 	CHECK(c[3 * 4 + 3] == 1);
 	CHECK(total(c) == 4);
+
+	/* with a margin of 1 cell the points just outside count there, around the same raster */
+	GeoaccDensityGrid margin1{0, 0, 4, 4, 4, 4, 1};
+	std::vector<uint32_t> m = project(GEOACC_DEVICE_CPU, margin1, p);
+
+	CHECK(raster_cells(margin1, m) == c);
+	CHECK(m[(4 + 1) * 6 + 4 + 1] == 1);	/* (4, 0): row 4, column 4 */
+	CHECK(m[(2 + 1) * 6 + 4 + 1] == 1);	/* (4.5, 2): row 2, column 4 */
+	CHECK(total(m) == 6);
 }
 
 TEST(density_diagonal_segment)
 {
 	/* from (0.5, 0.5) to (4.5, 4.5) on a 5 x 5 grid: n = 4, one sample per cell of the diagonal */
-	GeoaccDensityGrid grid{0, 0, 5, 5, 5, 5};
+	GeoaccDensityGrid grid{0, 0, 5, 5, 5, 5, 0};
 	Points		p;
 
 	p.track({{0.5, 0.5}, {4.5, 4.5}});
@@ -235,9 +329,11 @@ TEST(density_diagonal_segment)
 	for (int i = 0; i < 5; i++)
 		CHECK(c[(4 - i) * 5 + i] == 1);
 	CHECK(total(c) == 5);
+	/* without interpolation: the two points */
+	CHECK(total(project(GEOACC_DEVICE_CPU, grid, p, false)) == 2);
 
 	/* a shallow line: 6 columns, 2 rows apart; every column once (8-connected) */
-	GeoaccDensityGrid wide{0, 0, 8, 8, 8, 8};
+	GeoaccDensityGrid wide{0, 0, 8, 8, 8, 8, 0};
 	Points		q;
 
 	q.track({{0.5, 7.5}, {6.5, 5.5}});
@@ -256,7 +352,7 @@ TEST(density_diagonal_segment)
 
 TEST(density_adjacent_cells_not_interpolated)
 {
-	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4};
+	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4, 0};
 	Points		p;
 
 	p.track({{0.1, 0.1}, {1.9, 1.9}, {1.95, 1.95}});
@@ -277,7 +373,7 @@ TEST(density_adjacent_cells_not_interpolated)
 TEST(density_leaving_and_reentering)
 {
 	/* along row 1 of a 10 x 3 grid, out through the east border and back */
-	GeoaccDensityGrid grid{0, 0, 10, 3, 10, 3};
+	GeoaccDensityGrid grid{0, 0, 10, 3, 10, 3, 0};
 	Points		p;
 
 	p.track({{0.5, 1.5}, {15.5, 1.5}, {15.5, 1.7}, {4.5, 1.7}});
@@ -296,11 +392,15 @@ TEST(density_leaving_and_reentering)
 	for (int col = 0; col < 10; col++)
 		CHECK(c[2 * 10 + col] == 1);
 	CHECK(total(c) == 10);
+	/* with a margin of 3, three more samples on each side */
+	GeoaccDensityGrid margin3{0, 0, 10, 3, 10, 3, 3};
+
+	CHECK(total(project(GEOACC_DEVICE_CPU, margin3, q)) == 16);
 }
 
 TEST(density_same_cell_twice)
 {
-	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4};
+	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4, 0};
 	Points		p;
 
 	/* through cell (row 1, column 1) twice, with a detour between */
@@ -315,17 +415,158 @@ TEST(density_same_cell_twice)
 	CHECK(total(c) == 5 + 4);	/* 5 points, one interpolated sample on each of the 4 segments */
 }
 
+TEST(density_weighted_samples)
+{
+	GeoaccDensityGrid grid{0, 0, 5, 5, 5, 5, 0};
+	Points		p;
+
+	/* weight 1: the counts, in units of 2^-32 */
+	p.track({{0.5, 0.5}, {4.5, 4.5}, {4.6, 4.4}});
+	std::vector<uint32_t> counts = project(GEOACC_DEVICE_CPU, grid, p);
+	std::vector<int64_t> sums = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_SAMPLES);
+
+	for (size_t i = 0; i < counts.size(); i++)
+		CHECK(sums[i] == (int64_t) counts[i] << 32);
+
+	/* weight 2.5 on a second track through the same cells */
+	Points		q = p;
+
+	q.track({{0.5, 0.5}, {4.5, 4.5}}, 2.5);
+	sums = project_values(GEOACC_DEVICE_CPU, grid, q, GEOACC_DENSITY_SAMPLES);
+	CHECK(sums[4 * 5 + 0] == (int64_t) (3.5 * fixed_one));
+	CHECK(sums[0 * 5 + 4] == (int64_t) (4.5 * fixed_one));	/* two points of weight 1, one of 2.5 */
+	CHECK(sums[2 * 5 + 2] == (int64_t) (3.5 * fixed_one));
+	CHECK(total(sums) == (int64_t) ((6 + 5 * 2.5) * fixed_one));
+}
+
+TEST(density_time_mode)
+{
+	GeoaccDensityGrid grid{0, 0, 8, 2, 8, 2, 0};
+	Points		p;
+
+	/* 8 hours over a segment 4 cells long: 1 h at each end, 2 h at each of the 3 cells between */
+	p.track({{0.5, 0.5}, {4.5, 0.5}}, 8.0);
+	std::vector<int64_t> s = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_TIME);
+
+	CHECK(s[1 * 8 + 0] == (int64_t) fixed_one && s[1 * 8 + 4] == (int64_t) fixed_one);
+	for (int c = 1; c <= 3; c++)
+		CHECK(s[1 * 8 + c] == 2 * (int64_t) fixed_one);
+	CHECK(total(s) == 8 * (int64_t) fixed_one);
+
+	/* without interpolation: half at each end */
+	s = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_TIME, false);
+	CHECK(s[1 * 8 + 0] == 4 * (int64_t) fixed_one && s[1 * 8 + 4] == 4 * (int64_t) fixed_one);
+	CHECK(total(s) == 8 * (int64_t) fixed_one);
+
+	/* a vessel lying still: all its time in one cell; the first point (no segment) adds nothing */
+	Points		q;
+
+	q.track({{6.5, 1.5}, {6.6, 1.5}, {6.7, 1.6}}, 3.0);
+	q.values[0] = 100.0;
+	s = project_values(GEOACC_DEVICE_CPU, grid, q, GEOACC_DENSITY_TIME);
+	CHECK(s[0 * 8 + 6] == 6 * (int64_t) fixed_one);
+	CHECK(total(s) == 6 * (int64_t) fixed_one);
+
+	/* half of the time of a segment leaving the extent stays inside */
+	Points		r;
+
+	r.track({{7.5, 0.5}, {11.5, 0.5}}, 8.0);
+	s = project_values(GEOACC_DEVICE_CPU, grid, r, GEOACC_DENSITY_TIME);
+	CHECK(total(s) == (int64_t) fixed_one);
+}
+
 TEST(density_cpu_matches_reference)
 {
-	GeoaccDensityGrid grids[] = {{0, 0, 1000, 1000, 100, 100}, {-5, 3, 17, 4, 333, 17},
-								 {500000, 4000000, 560000, 4050000, 64, 257}};
+	GeoaccDensityGrid grids[] = {{0, 0, 1000, 1000, 100, 100, 0}, {-5, 3, 17, 4, 333, 17, 3},
+								 {500000, 4000000, 560000, 4050000, 64, 257, 31}};
 
 	for (const auto &grid : grids)
 	{
 		Points		p = random_tracks(grid, 20000);
 
-		CHECK(project(GEOACC_DEVICE_CPU, grid, p) == reference_project(grid, p));
+		for (bool interpolate : {true, false})
+		{
+			CHECK(project(GEOACC_DEVICE_CPU, grid, p, interpolate) ==
+				  as_counts(reference_project(grid, p, false, GEOACC_DENSITY_SAMPLES, interpolate)));
+			for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
+				CHECK(project_values(GEOACC_DEVICE_CPU, grid, p, mode, interpolate) ==
+					  reference_project(grid, p, true, mode, interpolate));
+		}
 	}
+}
+
+/*
+ * Seamless tiles: the 2 x 2 tiles of a grid, each projected and convolved
+ * on its own with its margin, equal the crop of the whole raster, cell for
+ * cell and bit for bit.  The cells are powers of two and the coordinates
+ * multiples of 2^-16, so that cell coordinates are exact.
+ */
+void
+check_tiles_equal_whole(GeoaccDevice device)
+{
+	GeoaccDensityGrid whole{-4096, 1024, 4096, 9216, 128, 256, 0};	/* cells of 64 x 32 */
+	Points		p = random_tracks(whole, 30000, true);
+
+	for (int size : {1, 7, 31})
+	{
+		uint32_t	h = size / 2;
+
+		whole.margin = h;
+
+		std::vector<double> counts_whole = convolve(device, whole.width, whole.height,
+													project(device, whole, p), GEOACC_KERNEL_GAUSSIAN, size);
+		std::vector<double> time_whole = convolve(device, whole.width, whole.height,
+												  project_values(device, whole, p, GEOACC_DENSITY_TIME),
+												  GEOACC_KERNEL_QUARTIC, size);
+
+		for (uint32_t tr = 0; tr < 2; tr++)
+			for (uint32_t tc = 0; tc < 2; tc++)
+			{
+				double		xmid = 0,
+							ymid = 5120;
+				GeoaccDensityGrid tile{tc == 0 ? whole.xmin : xmid, tr == 0 ? ymid : whole.ymin,
+									   tc == 0 ? xmid : whole.xmax, tr == 0 ? whole.ymax : ymid,
+									   whole.width / 2, whole.height / 2, h};
+				std::vector<double> counts = convolve(device, tile.width, tile.height, project(device, tile, p),
+													  GEOACC_KERNEL_GAUSSIAN, size);
+				std::vector<double> time = convolve(device, tile.width, tile.height,
+													project_values(device, tile, p, GEOACC_DENSITY_TIME),
+													GEOACC_KERNEL_QUARTIC, size);
+				bool		same = true;
+
+				for (uint32_t r = 0; r < tile.height; r++)
+					for (uint32_t c = 0; c < tile.width; c++)
+					{
+						size_t		w = (size_t) (tr * tile.height + r) * whole.width + tc * tile.width + c;
+						size_t		t = (size_t) r * tile.width + c;
+
+						same = same && counts[t] == counts_whole[w] && time[t] == time_whole[w];
+					}
+				CHECK(same);
+			}
+	}
+}
+
+TEST(density_tiles_equal_the_whole)
+{
+	check_tiles_equal_whole(GEOACC_DEVICE_CPU);
+
+	/* without the margin, mass near the tiles' borders is lost: the check above is not trivial */
+	GeoaccDensityGrid whole{0, 0, 64, 64, 64, 64, 0};
+	GeoaccDensityGrid west{0, 0, 32, 64, 32, 64, 0};
+	Points		p;
+
+	p.add(32.5, 32.5, GEOACC_DENSITY_COUNT);	/* row 31, just east of the tiles' shared border */
+	std::vector<double> a = convolve(GEOACC_DEVICE_CPU, 64, 64, project(GEOACC_DEVICE_CPU, whole, p),
+									 GEOACC_KERNEL_UNIFORM, 1);
+	std::vector<double> b = convolve(GEOACC_DEVICE_CPU, 32, 64, project(GEOACC_DEVICE_CPU, west, p),
+									 GEOACC_KERNEL_UNIFORM, 1);
+
+	CHECK(a[31 * 64 + 32] == 1.0 && total(project(GEOACC_DEVICE_CPU, west, p)) == 0);
+	whole.margin = west.margin = 2;
+	a = convolve(GEOACC_DEVICE_CPU, 64, 64, project(GEOACC_DEVICE_CPU, whole, p), GEOACC_KERNEL_UNIFORM, 5);
+	b = convolve(GEOACC_DEVICE_CPU, 32, 64, project(GEOACC_DEVICE_CPU, west, p), GEOACC_KERNEL_UNIFORM, 5);
+	CHECK(b[31 * 32 + 31] > 0 && b[31 * 32 + 31] == a[31 * 64 + 31]);
 }
 
 TEST(density_kernels_sum_to_one)
@@ -384,55 +625,77 @@ TEST(density_cpu_convolution_matches_gather)
 	uint32_t	dims[][2] = {{1, 1}, {7, 5}, {40, 33}, {100, 3}};
 
 	for (auto d : dims)
-	{
-		std::vector<uint32_t> counts = random_counts((size_t) d[0] * d[1]);
-
 		for (GeoaccDensityKernel k : all_kernels)
 			for (int size : {1, 3, 7, 15})
+			{
+				size_t		n = (size_t) (d[0] + size - 1) * (d[1] + size - 1);
+				std::vector<uint32_t> counts = random_cells<uint32_t>(n);
+				std::vector<int64_t> sums = random_cells<int64_t>(n);
+
 				CHECK(convolve(GEOACC_DEVICE_CPU, d[0], d[1], counts, k, size) ==
 					  reference_convolve(d[0], d[1], counts, kernel_weights(k, size), size));
-	}
+				CHECK(convolve(GEOACC_DEVICE_CPU, d[0], d[1], sums, k, size) ==
+					  reference_convolve(d[0], d[1], sums, kernel_weights(k, size), size));
+			}
 }
 
-TEST(density_mass_kept_away_from_edges)
+TEST(density_mass_with_margin)
 {
-	/* one count in the middle: the output sums to 1; at a corner, about a quarter is lost */
-	std::vector<uint32_t> counts(81 * 81, 0);
+	/* one count in the middle: the output sums to it */
+	uint32_t	side = 81 + 30;
+	std::vector<uint32_t> counts((size_t) side * side, 0);
 
-	counts[40 * 81 + 40] = 1000;
+	counts[(size_t) (40 + 15) * side + 40 + 15] = 1000;
 	for (GeoaccDensityKernel k : all_kernels)
 	{
-		std::vector<double> out = convolve(GEOACC_DEVICE_CPU, 81, 81, counts, k, 31);
 		double		sum = 0.0;
 
-		for (double x : out)
+		for (double x : convolve(GEOACC_DEVICE_CPU, 81, 81, counts, k, 31))
 			sum += x;
 		CHECK(std::fabs(sum - 1000.0) < 1e-9);
 	}
+	/* in the margin's corner cell, beyond the raster: a little of it comes in at the raster's corner */
 	std::fill(counts.begin(), counts.end(), 0);
 	counts[0] = 1000;
 
-	std::vector<double> out = convolve(GEOACC_DEVICE_CPU, 81, 81, counts, GEOACC_KERNEL_UNIFORM, 31);
 	double		sum = 0.0;
+	std::vector<double> out = convolve(GEOACC_DEVICE_CPU, 81, 81, counts, GEOACC_KERNEL_GAUSSIAN, 31);
 
 	for (double x : out)
 		sum += x;
-	CHECK(sum > 250.0 && sum < 300.0);
+	CHECK(out[0] > 0.0 && sum > 0.0 && sum < 1.0);
 }
 
 TEST(density_bad_arguments)
 {
-	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4};
-	GeoaccDensityGrid flat{0, 0, 4, 0, 4, 4};
-	GeoaccDensityGrid no_cells{0, 0, 4, 4, 0, 4};
+	GeoaccDensityGrid grid{0, 0, 4, 4, 4, 4, 0};
+	GeoaccDensityGrid flat{0, 0, 4, 0, 4, 4, 0};
+	GeoaccDensityGrid no_cells{0, 0, 4, 4, 0, 4, 0};
+	GeoaccDensityGrid wide_margin{0, 0, 4, 4, 4, 4, 32};
+	GeoaccDensityGrid tiny_cells{0, 0, 1e-320, 4, 65535, 4, 0};
 	double		xy[] = {1, 1};
+	double		bad_values[] = {-1.0};
+	double		huge_values[] = {134217728.0};
 	uint8_t		join[] = {GEOACC_DENSITY_JOIN};
+	uint8_t		count[] = {GEOACC_DENSITY_COUNT};
 	uint32_t	counts[16] = {0};
+	int64_t		sums[16] = {0};
 	double		w[64 * 64];
+	GeoaccDensityPoints joined{xy, join, nullptr, 1, GEOACC_DENSITY_SAMPLES, true};
+	GeoaccDensityPoints none{xy, join, nullptr, 0, GEOACC_DENSITY_SAMPLES, true};
+	GeoaccDensityPoints time_unweighted{xy, count, nullptr, 1, GEOACC_DENSITY_TIME, true};
+	GeoaccDensityPoints negative{xy, count, bad_values, 1, GEOACC_DENSITY_SAMPLES, true};
+	GeoaccDensityPoints huge{xy, count, huge_values, 1, GEOACC_DENSITY_TIME, true};
 
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, xy, join, 1, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &flat, xy, join, 0, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &no_cells, xy, join, 0, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &joined, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &flat, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &no_cells, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &wide_margin, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &tiny_cells, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &time_unweighted, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &none, sums) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &negative, sums) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &huge, sums) == GEOACC_ERR_INVALID_ARGUMENT);
 	for (int size : {0, 2, 65, -1})
 		CHECK(geoacc_density_kernel(GEOACC_KERNEL_GAUSSIAN, size, w) == GEOACC_ERR_INVALID_ARGUMENT);
 	CHECK(geoacc_density_kernel((GeoaccDensityKernel) 8, 3, w) == GEOACC_ERR_INVALID_ARGUMENT);
@@ -444,38 +707,61 @@ TEST(density_bad_arguments)
 TEST(gpu_density_projection_matches_cpu)
 {
 	REQUIRE_GPU();
-	GeoaccDensityGrid grids[] = {{0, 0, 1000, 1000, 1024, 1024}, {-5, 3, 17, 4, 333, 17},
-								 {500000, 4000000, 560000, 4050000, 4096, 2048}};
+	GeoaccDensityGrid grids[] = {{0, 0, 1000, 1000, 1024, 1024, 0}, {-5, 3, 17, 4, 333, 17, 3},
+								 {500000, 4000000, 560000, 4050000, 4096, 2048, 31}};
 	uint32_t	sizes[] = {1, 2, 1000, 1100000};
 
 	for (const auto &grid : grids)
 		for (uint32_t n : sizes)
 		{
 			Points		p = random_tracks(grid, n);
-			std::vector<uint32_t> base = random_counts((size_t) grid.width * grid.height);
-			std::vector<uint32_t> cpu = base, gpu = base;
+			std::vector<uint32_t> base = random_cells<uint32_t>(grid_cells(grid));
+			std::vector<int64_t> base_sums = random_cells<int64_t>(grid_cells(grid));
 
-			CHECK_OK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, p.xy.data(), p.flags.data(), n, cpu.data()));
-			CHECK_OK(geoacc_density_project(GEOACC_DEVICE_GPU, &grid, p.xy.data(), p.flags.data(), n, gpu.data()));
-			CHECK(cpu == gpu);
+			for (bool interpolate : {true, false})
+			{
+				GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
+				std::vector<uint32_t> cpu = base, gpu = base;
+
+				CHECK_OK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &pts, cpu.data()));
+				CHECK_OK(geoacc_density_project(GEOACC_DEVICE_GPU, &grid, &pts, gpu.data()));
+				CHECK(cpu == gpu);
+				for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
+				{
+					GeoaccDensityPoints vpts = p.core(mode, interpolate, true);
+					std::vector<int64_t> cpu_sums = base_sums, gpu_sums = base_sums;
+
+					CHECK_OK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &vpts, cpu_sums.data()));
+					CHECK_OK(geoacc_density_project_values(GEOACC_DEVICE_GPU, &grid, &vpts, gpu_sums.data()));
+					CHECK(cpu_sums == gpu_sums);
+				}
+			}
 		}
 }
 
 TEST(gpu_density_projection_in_bands_and_batches)
 {
 	REQUIRE_GPU();
-	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 700};
+	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 700, 7};
 	Points		p = random_tracks(grid, 100000);
 	std::vector<uint32_t> cpu = project(GEOACC_DEVICE_CPU, grid, p);
+	std::vector<int64_t> cpu_time = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_TIME);
 
 	/* caps below the raster (bands) and below the points (batches) */
-	for (uint64_t cap : {4000000ull, 1000000ull, 200000ull, 60000ull})
+	for (uint64_t cap : {8000000ull, 1000000ull, 200000ull, 60000ull})
 	{
 		geoacc_gpu_set_memory_limit(cap);
 		CHECK(project(GEOACC_DEVICE_GPU, grid, p) == cpu);
+		CHECK(project_values(GEOACC_DEVICE_GPU, grid, p, GEOACC_DENSITY_TIME) == cpu_time);
 	}
 	geoacc_gpu_set_memory_limit(0);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
+
+TEST(gpu_density_tiles_equal_the_whole)
+{
+	REQUIRE_GPU();
+	check_tiles_equal_whole(GEOACC_DEVICE_GPU);
 }
 
 TEST(gpu_density_convolution_matches_cpu)
@@ -484,18 +770,22 @@ TEST(gpu_density_convolution_matches_cpu)
 	uint32_t	dims[][2] = {{1, 1}, {31, 9}, {333, 257}, {1024, 1024}};
 
 	for (auto d : dims)
-	{
-		std::vector<uint32_t> counts = random_counts((size_t) d[0] * d[1]);
-
 		for (GeoaccDensityKernel k : all_kernels)
 			for (int size : {1, 3, 7, 31, 63})
 			{
 				if (d[0] == 1024 && size > 7 && k != GEOACC_KERNEL_GAUSSIAN)
 					continue;	/* the CPU twin would take long */
+
+				size_t		n = (size_t) (d[0] + size - 1) * (d[1] + size - 1);
+				std::vector<uint32_t> counts = random_cells<uint32_t>(n);
+				std::vector<int64_t> sums = random_cells<int64_t>(n);
+
 				CHECK(convolve(GEOACC_DEVICE_GPU, d[0], d[1], counts, k, size) ==
 					  convolve(GEOACC_DEVICE_CPU, d[0], d[1], counts, k, size));
+				if (size <= 7 || k == GEOACC_KERNEL_GAUSSIAN)
+					CHECK(convolve(GEOACC_DEVICE_GPU, d[0], d[1], sums, k, size) ==
+						  convolve(GEOACC_DEVICE_CPU, d[0], d[1], sums, k, size));
 			}
-	}
 }
 
 TEST(gpu_density_convolution_in_bands)
@@ -503,13 +793,17 @@ TEST(gpu_density_convolution_in_bands)
 	REQUIRE_GPU();
 	uint32_t	width = 500,
 				height = 411;
-	std::vector<uint32_t> counts = random_counts((size_t) width * height);
+	size_t		n = (size_t) (width + 30) * (height + 30);
+	std::vector<uint32_t> counts = random_cells<uint32_t>(n);
+	std::vector<int64_t> sums = random_cells<int64_t>(n);
 	std::vector<double> cpu = convolve(GEOACC_DEVICE_CPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31);
+	std::vector<double> cpu_sums = convolve(GEOACC_DEVICE_CPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31);
 
 	for (uint64_t cap : {1000000ull, 200000ull, 100000ull})
 	{
 		geoacc_gpu_set_memory_limit(cap);
 		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31) == cpu);
+		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31) == cpu_sums);
 	}
 	geoacc_gpu_set_memory_limit(0);
 	CHECK(geoacc_gpu_memory_in_use() == 0);

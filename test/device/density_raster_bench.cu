@@ -151,12 +151,14 @@ main(int argc, char **argv)
 		for (uint32_t side : {1024u, 4096u})
 			for (size_t n = 10000000; n <= max_points; n *= 10)
 			{
-				GeoaccDensityGrid grid{0.0, 0.0, 1.0, 1.0, side, side};
-				DensityGeometry g = density_geometry(grid);
+				GeoaccDensityGrid grid{0.0, 0.0, 1.0, 1.0, side, side, 0};
+				DensityGeometry g = density_geometry(grid, true);
+				GeoaccDensityPoints d_points{d_xy.data(), d_flags.data(), nullptr, (uint32_t) n,
+											 GEOACC_DENSITY_SAMPLES, true};
 				DeviceBuffer<uint32_t> d_counts((size_t) side * side);
 				float		ms = timer.best(3, [&] {
 					GEOACC_CUDA_TRY(cudaMemsetAsync(d_counts.data(), 0, d_counts.size() * 4, stream()));
-					density_project_device(g, d_xy.data(), d_flags.data(), 0, (uint32_t) n, d_counts.data(), 0, side);
+					density_project_device(g, d_points, 0, (uint32_t) n, d_counts.data(), 0, side);
 				});
 				std::vector<uint32_t> counts(d_counts.size());
 				uint64_t	samples = 0;
@@ -175,26 +177,27 @@ main(int argc, char **argv)
 		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 		for (uint32_t side : {1024u, 4096u})
 		{
-			/* the 4096 counts of the largest projection, or its top-left corner */
-			std::vector<uint32_t> counts((size_t) side * side);
-
-			for (uint32_t r = 0; r < side; r++)
-				for (uint32_t c = 0; c < side; c++)
-					counts[(size_t) r * side + c] = counts_4096[(size_t) r * 4096 + c];
-
-			DeviceBuffer<uint32_t> d_counts(counts.size());
-			DeviceBuffer<double> d_out(counts.size());
-
-			d_counts.upload(counts.data(), counts.size());
 			for (int size : {7, 31, 63})
 			{
+				/* the 4096 counts of the largest projection, or its top-left corner, with a margin of size / 2 */
+				uint32_t	h = size / 2,
+							grid_side = side + 2 * h;
+				std::vector<uint32_t> counts((size_t) grid_side * grid_side);
+
+				for (uint32_t r = 0; r < grid_side; r++)
+					for (uint32_t c = 0; c < grid_side; c++)
+						counts[(size_t) r * grid_side + c] = counts_4096[(size_t) (r % 4096) * 4096 + c % 4096];
+
+				DeviceBuffer<uint32_t> d_counts(counts.size());
+				DeviceBuffer<double> d_out((size_t) side * side);
 				std::vector<double> weights((size_t) size * size);
 
+				d_counts.upload(counts.data(), counts.size());
 				geoacc_density_kernel(GEOACC_KERNEL_GAUSSIAN, size, weights.data());
-				density_set_weights_device(weights.data(), size);
+				density_set_weights_device<uint32_t>(weights.data(), size);
 
 				float		ms = timer.best(3, [&] {
-					density_convolve_device(d_counts.data(), 0, side, side, d_out.data(), 0, side, size);
+					density_convolve_device(d_counts.data(), 0, grid_side, side, d_out.data(), 0, side, size);
 				});
 				double		cells = (double) side * side;
 				double		terms = cells * size * size;

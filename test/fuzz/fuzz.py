@@ -227,9 +227,11 @@ def case_density(rng):
                          "cosine"])
     ks = rng.choice([1, 3, 5, 7])
     values = ", ".join("(%d, %s)" % (i, g) for i, g in enumerate(rows))
-    agg = "gpu_density_raster(g, (SELECT %s FROM (VALUES %s) e(i, g)), %d, %d, '%s', %d ORDER BY %%s)" % (
-        extent, values, size[0], size[1], kernel, ks)
-    # the raster does not depend on the order of the rows (integer counts)
+    # the count mode, or weights (the count and time modes) in fixed-point sums
+    mode = rng.choice(["", ", true, 'count', i %% 3 + 0.25", ", true, 'time', i %% 3 + 0.25"])
+    agg = "gpu_density_raster(g, (SELECT %s FROM (VALUES %s) e(i, g)), %d, %d, '%s', %d%s ORDER BY %%s)" % (
+        extent, values, size[0], size[1], kernel, ks, mode)
+    # the raster does not depend on the order of the rows (integer counts and sums)
     return ("(SELECT %s = %s FROM (VALUES %s) v(i, g))" % (agg % "i", agg % "i DESC", values))
 
 
@@ -243,7 +245,10 @@ def case_png(rng):
     if rng.random() < 0.2:
         raster = "substring(%s FROM 1 FOR %d)" % (base, rng.randint(0, 80))
     sql = "SELECT length(geoacc_raster_png(%s, %s, %s))" % (
-        raster, rng.choice(["'viridis'", "'gray'", "'nope'", "NULL"]), rng.choice(["'log'", "'linear'", "'x'"]))
+        raster, rng.choice(["'viridis'", "'gray'", "'nope'", "NULL", "E'0% 0 0 255\\n100% 255 0 0 128'",
+                            "E'nv 1 2 3\\n-1e308 0 0 0\\n1e308 9 9 9'", "'0 0 0'", "'7% 1 2'", "E'#\\n\\n'",
+                            "'1e999 0 0 0'"]),
+        rng.choice(["'log'", "'linear'", "'x'"]))
     return "fuzz_try(%s)" % quote(sql)
 
 
