@@ -16,6 +16,9 @@
 #      ST_CPAWithin, parallel workers allowed, at the sizes where it finishes within
 #      SEGMENT_JOIN_POSTGIS_TIMEOUT (larger sizes are skipped once it did not).
 #
+# Knobs: SEGMENT_JOIN_METHODS (core level, comma-separated), SEGMENT_JOIN_SQL_RUNS (end to end, device:method
+# words), SEGMENT_JOIN_POSTGIS=0 (no PostGIS query), SEGMENT_JOIN_CPU_MAX (larger sizes skip the CPU).
+#
 # Prints markdown tables; logs of each part go to $OUT (default /tmp/geoacc-out).
 set -uo pipefail
 db=${SEGMENT_JOIN_DB:-geoacc_bench}
@@ -25,6 +28,9 @@ timeout=${SEGMENT_JOIN_TIMEOUT:-120s}
 postgis_timeout=${SEGMENT_JOIN_POSTGIS_TIMEOUT:-120s}
 cpu_max=${SEGMENT_JOIN_CPU_MAX:-1000000}
 core=${SEGMENT_JOIN_CORE:-1}	# 0: leave out the core-level runs
+core_methods=${SEGMENT_JOIN_METHODS:-spatial,temporal,spatiotemporal,auto}
+sql_runs=${SEGMENT_JOIN_SQL_RUNS:-gpu:spatial gpu:temporal gpu:spatiotemporal gpu:auto cpu:auto}
+postgis=${SEGMENT_JOIN_POSTGIS:-1}	# 0: leave out the PostGIS query
 export SEGMENT_JOIN_RUN_LIMIT_S=${SEGMENT_JOIN_RUN_LIMIT_S:-60}
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -88,7 +94,7 @@ for size in $sizes; do
 		psql -X -q -c "COPY (SELECT id, ST_X(g), ST_Y(g), ST_M(g) FROM $table, ST_DumpPoints(traj) d(path, g)
 			ORDER BY id, path) TO STDOUT" > "$work/points.tsv"
 		timeout 900 test/bench/segment_join_bench "$work/points.tsv" "$(echo $distances | tr ' ' ,)" \
-			spatial,temporal,spatiotemporal,auto gpu,cpu "$cpu_max" > "$work/core.md" 2>> "$OUT/segment_join_core.log" \
+			"$core_methods" gpu,cpu "$cpu_max" > "$work/core.md" 2>> "$OUT/segment_join_core.log" \
 			|| status=1
 		cat "$work/core.md" >> "$OUT/segment_join_core.log"
 		core_rows+=("$(tail -n +3 "$work/core.md")")
@@ -97,7 +103,7 @@ for size in $sizes; do
 	# end to end
 	for d in $distances; do
 		reference=""
-		for device_method in gpu:spatial gpu:temporal gpu:spatiotemporal gpu:auto cpu:auto; do
+		for device_method in $sql_runs; do
 			device=${device_method%%:*}
 			method=${device_method#*:}
 			if [ "$device" = cpu ] && [ "$segments" -gt "$cpu_max" ]; then
@@ -120,7 +126,9 @@ for size in $sizes; do
 		done
 
 		# PostGIS: one row per segment, GiST, ST_DWithin then ST_CPAWithin, parallel workers allowed
-		if [ "$postgis_done" = yes ]; then
+		if [ "$postgis" = 0 ]; then
+			:
+		elif [ "$postgis_done" = yes ]; then
 			if [ "$(psql -X -qAt -c "SELECT to_regclass('${table}_segments') IS NOT NULL")" != t ]; then
 				psql -X -q -v ON_ERROR_STOP=1 -c "CREATE UNLOGGED TABLE ${table}_segments AS
 					SELECT id, k, ST_MakeLine(ST_PointN(traj, k), ST_PointN(traj, k + 1)) AS seg
