@@ -79,6 +79,12 @@ NVCC_FLAGS = -std=c++17 -O3 --fmad=false --threads 0 $(GENCODE) $(CORE_DEFS) \
 
 PG_CPPFLAGS = -Icuda -DGEOACC_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+# GEOACC_WERROR=1 (CI): every warning of the C, C++ and CUDA compilers is an error
+ifeq ($(GEOACC_WERROR),1)
+PG_CFLAGS += -Werror
+CORE_CXXFLAGS += -Werror
+NVCC_FLAGS += -Werror all-warnings -Xcompiler -Werror
+endif
 SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 # export only what PostgreSQL looks up: the magic block, _PG_init and the SQL-callable functions
 SHLIB_LINK += -Wl,--version-script=src/exports.map
@@ -90,10 +96,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# relink geoacc.so whenever the core switches between the CUDA and CPU-only builds
+# the glue depends on the core's header only (a change inside the core relinks, it does not recompile the glue);
+# everything is rebuilt when the core switches between the CUDA and CPU-only builds
 $(shell [ "$$(cat cuda/.build-mode 2>/dev/null)" = "$(CORE_MODE)" ] || echo $(CORE_MODE) > cuda/.build-mode)
-$(OBJS): $(CORE_LIB) cuda/.build-mode
-$(shlib): src/exports.map
+$(OBJS): src/geoacc.h cuda/geoacc_core.h cuda/.build-mode
+src/density_raster_png.o: src/density_raster_colormaps.h
+$(shlib): $(CORE_LIB) src/exports.map
 
 src/exports.map: $(OBJS:.o=.c)
 	{ echo '{ global: Pg_magic_func; _PG_init;'; \
