@@ -2,7 +2,8 @@
  * test_main.cpp
  *
  * Runner for the core tests: runs every registered test (or those whose
- * name contains argv[1]) and prints "N passed, N failed, N skipped".
+ * name contains one of the comma-separated words of argv[1]) and prints
+ * "N passed, N failed, N skipped".
  * GEOACC_TEST_SEED fixes the random seed; GEOACC_TEST_NO_GPU=1 skips GPU
  * cases even where a GPU is present.
  */
@@ -75,6 +76,26 @@ rng()
 
 }								/* namespace core_test */
 
+/* Whether name contains one of the comma-separated words of filter. */
+static bool
+matches(const char *name, const char *filter)
+{
+	std::string words(filter);
+	size_t		start = 0;
+
+	for (;;)
+	{
+		const size_t comma = words.find(',', start);
+		const std::string word = words.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+
+		if (!word.empty() && strstr(name, word.c_str()))
+			return true;
+		if (comma == std::string::npos)
+			return false;
+		start = comma + 1;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -94,7 +115,7 @@ main(int argc, char **argv)
 		   gpu_available() ? "present" : "absent", (unsigned long long) seed);
 	for (const Entry &t : registry())
 	{
-		if (filter && !strstr(t.name, filter))
+		if (filter && !matches(t.name, filter))
 			continue;
 		generator.seed(seed ^ std::hash<std::string>()(t.name));
 		failures_in_test = 0;
