@@ -342,8 +342,7 @@ typedef struct GeoaccTwedParams
 	double		lambda;			/* penalty of each deletion, >= 0 */
 	int			degree;			/* p of the Lp distance between points, >= 1 */
 	int			root;			/* 1: (sum |x_d - y_d|^p)^(1/p); 0: the powered sum, as in Marteau's C code */
-	int			float32;		/* 1: single precision, values and times rebased to a common origin */
-	const double *origin;		/* float32: that origin, dims values then a time; NULL: the first point of a */
+	int			float32;		/* 1: single precision, each pair in the frame of one of its series */
 } GeoaccTwedParams;
 
 /*

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace geoacc
 {
@@ -64,77 +65,90 @@ check_set(const GeoaccTwedSet &set, const char *name)
 	}
 }
 
-/* A common origin for float32: the first point of a (0 in float64). */
-struct Origin
-{
-	std::vector<double> values;
-	double		time = 0;
-};
-
-/* The set in T, shifted to the origin, with the deletion cost of every point. */
+/*
+ * The set in T with the deletion cost of every point.  float: values and
+ * times relative to the first point of their series (float32 frames).
+ */
 template <class T>
 TwedSeriesSet<T>
-prepare(const GeoaccTwedSet &set, const Origin &origin, const char *name, TwedMetric metric, T nu, T lambda)
+prepare(const GeoaccTwedSet &set, TwedMetric metric, double nu, double lambda)
 {
+	constexpr bool frames = std::is_same<T, float>::value;
 	TwedSeriesSet<T> out;
 	const uint32_t k = set.dims;
 	const uint64_t base = set.count > 0 ? set.offsets[0] : 0;
-	const uint64_t npoints = set.count > 0 ? set.offsets[set.count] - base : 0;
 
 	out.count = set.count;
 	out.dims = (int) k;
 	out.offsets.resize(set.count + 1);
 	for (uint32_t s = 0; s <= set.count; s++)
 		out.offsets[s] = set.count > 0 ? set.offsets[s] - base : 0;
+
+	const uint64_t npoints = out.offsets[set.count];
+
 	out.values.resize(npoints * k);
 	out.times.resize(npoints);
 	out.del.resize(npoints);
-	for (uint64_t p = 0; p < npoints; p++)
-	{
-		for (uint32_t d = 0; d < k; d++)
-			out.values[p * k + d] = (T) (set.values[(base + p) * k + d] - origin.values[d]);
-		out.times[p] = (T) (set.times[base + p] - origin.time);
-	}
+	if (frames)
+		out.origins.resize((size_t) set.count * (k + 1));
 	for (uint32_t s = 0; s < set.count; s++)
+	{
+		const double *first = &set.values[(base + out.offsets[s]) * k];
+		const double first_time = set.times[base + out.offsets[s]];
+
+		if (frames)
+		{
+			std::copy(first, first + k, &out.origins[(size_t) s * (k + 1)]);
+			out.origins[(size_t) s * (k + 1) + k] = first_time;
+		}
 		for (uint64_t p = out.offsets[s]; p < out.offsets[s + 1]; p++)
 		{
+			const double *v = &set.values[(base + p) * k];
+			const double t = set.times[base + p];
+
 			for (uint32_t d = 0; d < k; d++)
-				if (!std::isfinite(out.values[p * k + d]))
-					fail(GEOACC_ERR_INVALID_ARGUMENT,
-						 "series %u of %s: value %u of point %llu is out of the float32 range",
-						 s + 1, name, d + 1, (unsigned long long) (p - out.offsets[s] + 1));
-			if (!std::isfinite(out.times[p]))
-				fail(GEOACC_ERR_INVALID_ARGUMENT,
-					 "series %u of %s: the time of point %llu is out of the float32 range",
-					 s + 1, name, (unsigned long long) (p - out.offsets[s] + 1));
+				out.values[p * k + d] = (T) (frames ? v[d] - first[d] : v[d]);
+			out.times[p] = (T) (frames ? t - first_time : t);
+			/* in float64 from the inputs: a step keeps its precision however far from the first point */
 			out.del[p] = p == out.offsets[s] ? T(0)
-				: twed_delete_cost(&out.values[(p - 1) * k], out.times[p - 1], &out.values[p * k], out.times[p],
-								   (int) k, metric, nu, lambda);
+				: (T) twed_delete_cost(v - k, set.times[base + p - 1], v, t, (int) k, metric, nu, lambda);
 		}
+	}
 	return out;
 }
 
+/* One series of a prepared set, as the CPU sweep reads it. */
+template <class T>
+struct SeriesView
+{
+	const T    *values;
+	const T    *times;
+	const T    *del;
+	uint64_t	length;
+};
+
+template <class T>
+SeriesView<T>
+view_of(const TwedSeriesSet<T> &set, uint32_t s)
+{
+	const uint64_t p = set.offsets[s];
+
+	return {&set.values[p * set.dims], &set.times[p], &set.del[p], set.length(s)};
+}
+
 /*
- * TWED of one pair, rows from series x of a, columns from series y of b:
- * row i-1 of D (and of c) in d[] and c[], overwritten by row i as it goes.
+ * TWED of one pair, rows from series a, columns from series b: row i-1 of
+ * D (and of c) in d[] and c[], overwritten by row i as it goes.
  */
 template <class T, int K>
 T
-pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::vector<T> &c, uint64_t &ops)
+pair_cpu(const SeriesView<T> &a, const SeriesView<T> &b, int k, TwedMetric metric, T nu, std::vector<T> &d,
+		 std::vector<T> &c, uint64_t &ops)
 {
-	const TwedSeriesSet<T> &a = *job.a;
-	const TwedSeriesSet<T> &b = *job.b;
-	const int	k = a.dims;
-	const uint64_t n = a.length(x);
-	const uint64_t m = b.length(y);
-	const T    *av = &a.values[a.offsets[x] * k];
-	const T    *at = &a.times[a.offsets[x]];
-	const T    *ad = &a.del[a.offsets[x]];
-	const T    *bv = &b.values[b.offsets[y] * k];
-	const T    *bt = &b.times[b.offsets[y]];
-	const T    *bd = &b.del[b.offsets[y]];
+	const uint64_t n = a.length;
+	const uint64_t m = b.length;
 	const T		inf = std::numeric_limits<T>::infinity();
-	const uint64_t cell_ops = twed_cell_ops(k, job.metric);
+	const uint64_t cell_ops = twed_cell_ops(k, metric);
 
 	/* row 0: D(0,0) = 0, D(0,j) = infinity */
 	d.assign(m + 1, inf);
@@ -153,10 +167,10 @@ pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::
 
 			for (uint64_t j = j0; j < j1; j++)
 			{
-				T			cost = twed_match_cost<T, K>(&av[i * k], at[i], &bv[j * k], bt[j], k, job.metric,
-														 job.nu);
+				T			cost = twed_match_cost<T, K>(&a.values[i * k], a.times[i], &b.values[j * k], b.times[j], k,
+														 metric, nu);
 				T			up = d[j + 1];
-				T			value = twed_cell(diag, diag_c, up, left, cost, ad[i], bd[j]);
+				T			value = twed_cell(diag, diag_c, up, left, cost, a.del[i], b.del[j]);
 
 				diag = up;
 				diag_c = c[j + 1];
@@ -177,39 +191,76 @@ pair_cpu(const TwedJob<T> &job, uint32_t x, uint32_t y, std::vector<T> &d, std::
 	return d[m];
 }
 
-/* Every pair of the job, in the order of geoacc_twed. */
+/*
+ * Every pair of the job, in the order of geoacc_twed.  In float32 the rows
+ * are the moving series, shifted into the frame of the columns, as on the
+ * GPU.
+ */
 template <class T, int K>
 void
 twed_cpu(const TwedJob<T> &job, double *distances)
 {
+	const TwedSeriesSet<T> &a = *job.a;
+	const TwedSeriesSet<T> &b = *job.b;
+	const int	k = a.dims;
+	TwedSeriesSet<T> moved;
 	std::vector<T> d, c;
 	uint64_t	ops = 0;
 	uint64_t	q = 0;
 
-	for (uint32_t x = 0; x < job.a->count; x++)
-		for (uint32_t y = job.symmetric ? x + 1 : 0; y < job.b->count; y++)
-			distances[q++] = (double) pair_cpu<T, K>(job, x, y, d, c, ops);
+	for (uint32_t x = 0; x < a.count; x++)
+		for (uint32_t y = job.symmetric ? x + 1 : 0; y < b.count; y++)
+		{
+			const bool	x_rows = twed_x_is_rows(a.length(x), a.origin(x), b.length(y), b.origin(y), k);
+			SeriesView<T> rows = x_rows ? view_of(a, x) : view_of(b, y);
+			const SeriesView<T> cols = x_rows ? view_of(b, y) : view_of(a, x);
+
+			if (a.origin(x))
+			{
+				twed_move_series(x_rows ? a : b, x_rows ? x : y, x_rows ? b.origin(y) : a.origin(x), moved);
+				rows = view_of(moved, 0);
+			}
+			distances[q++] = (double) pair_cpu<T, K>(rows, cols, k, job.metric, job.nu, d, c, ops);
+		}
 }
 
 /*
- * Every time difference the cells take, |ta_i - tb_j| included, must be
- * finite: nu * infinity would be NaN for nu = 0, and infinity otherwise.
+ * Every difference the cells take must be finite: of times always (nu *
+ * infinity would be NaN for nu = 0, and infinity otherwise), and in float32
+ * of values too, between two series after one moved into the frame of the
+ * other.  Within half the float32 range none of them can overflow.
  */
-template <class T>
 void
-check_time_span(const TwedSeriesSet<T> &a, const TwedSeriesSet<T> *b)
+check_spans(const GeoaccTwedSet &a, const GeoaccTwedSet *b, bool float32)
 {
-	T			lo = std::numeric_limits<T>::infinity();
-	T			hi = -lo;
+	const uint32_t k = a.dims;
+	const double float32_span = (double) std::numeric_limits<float>::max() / 2;
+	std::vector<double> lo(k + 1, std::numeric_limits<double>::infinity());
+	std::vector<double> hi(k + 1, -std::numeric_limits<double>::infinity());
 
-	for (T t : a.times)
-		lo = std::min(lo, t), hi = std::max(hi, t);
-	if (b)
-		for (T t : b->times)
-			lo = std::min(lo, t), hi = std::max(hi, t);
-	if (hi >= lo && !std::isfinite(hi - lo))
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the times span %g to %g, a difference beyond the %s range",
-			 (double) lo, (double) hi, sizeof(T) == sizeof(float) ? "float32" : "float64");
+	for (const GeoaccTwedSet *set : {&a, b})
+		if (set && set->count > 0)
+			for (uint64_t p = set->offsets[0]; p < set->offsets[set->count]; p++)
+			{
+				for (uint32_t d = 0; d < k; d++)
+				{
+					lo[d] = std::min(lo[d], set->values[p * k + d]);
+					hi[d] = std::max(hi[d], set->values[p * k + d]);
+				}
+				lo[k] = std::min(lo[k], set->times[p]);
+				hi[k] = std::max(hi[k], set->times[p]);
+			}
+	if (hi[k] >= lo[k] && !std::isfinite(hi[k] - lo[k]))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the times span %g to %g, a difference beyond the float64 range", lo[k],
+			 hi[k]);
+	if (!float32)
+		return;
+	if (hi[k] >= lo[k] && !(hi[k] - lo[k] <= float32_span))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the times span %g to %g, too wide a range for float32", lo[k], hi[k]);
+	for (uint32_t d = 0; d < k; d++)
+		if (hi[d] >= lo[d] && !(hi[d] - lo[d] <= float32_span))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "value %u of the points spans %g to %g, too wide a range for float32",
+				 d + 1, lo[d], hi[d]);
 }
 
 /* Prepare both sets in T and compute on the chosen device. */
@@ -218,35 +269,21 @@ void
 run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const GeoaccTwedParams &params,
 	double *distances)
 {
+	constexpr bool float32 = std::is_same<T, float>::value;
 	const TwedMetric metric{params.degree, params.root != 0};
 	/* + 0.0 turns -0 into +0: no negative zero enters the sums */
-	const T		nu = (T) (params.nu + 0.0);
-	const T		lambda = (T) (params.lambda + 0.0);
-	Origin		origin;
+	const double nu = params.nu + 0.0;
+	const double lambda = params.lambda + 0.0;
 
-	origin.values.assign(a.dims, 0.0);
-	if (params.float32 && params.origin)
-	{
-		for (uint32_t d = 0; d < a.dims; d++)
-			origin.values[d] = params.origin[d];
-		origin.time = params.origin[a.dims];
-	}
-	else if (params.float32 && a.count > 0)
-	{
-		for (uint32_t d = 0; d < a.dims; d++)
-			origin.values[d] = a.values[a.offsets[0] * a.dims + d];
-		origin.time = a.times[a.offsets[0]];
-	}
+	check_spans(a, b, float32);
 
-	TwedSeriesSet<T> pa = prepare<T>(a, origin, "a", metric, nu, lambda);
+	TwedSeriesSet<T> pa = prepare<T>(a, metric, nu, lambda);
 	TwedSeriesSet<T> pb;
 
 	if (b)
-		pb = prepare<T>(*b, origin, "b", metric, nu, lambda);
+		pb = prepare<T>(*b, metric, nu, lambda);
 
-	check_time_span(pa, b ? &pb : nullptr);
-
-	TwedJob<T>	job{&pa, b ? &pb : &pa, b == nullptr, metric, nu};
+	TwedJob<T>	job{&pa, b ? &pb : &pa, b == nullptr, metric, (T) nu};
 
 	if (device == GEOACC_DEVICE_GPU)
 		GEOACC_ON_GPU(twed_gpu(job, distances));
@@ -266,6 +303,12 @@ run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const G
 				twed_cpu<T, 0>(job, distances);
 				break;
 		}
+
+	/* inputs within range give no NaN; infinity is a distance float32 cannot hold (float64 does) */
+	if (float32)
+		for (uint64_t q = 0; q < job.pairs(); q++)
+			if (!std::isfinite(distances[q]))
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "a distance is out of range for float32");
 }
 
 }								/* namespace */

@@ -35,6 +35,10 @@
  * per-warp scratch row), pairs handed out to persistent warps by an atomic
  * ticket, series packed with offsets.  Sets larger than the cap are cut into
  * groups of series processed block by block.
+ *
+ * float32: the rows of a short pair move into the frame of its columns as
+ * the warp loads them (twed.h, "float32 frames"); the host moves the rows of
+ * a long pair before uploading them.
  */
 #include "cuda_util.cuh"
 #include "twed.h"
@@ -137,6 +141,20 @@ infinite_edge()
 	return {(T) INFINITY, T(0)};
 }
 
+/*
+ * float32: the rows of a pair move into the frame of its columns as they
+ * are loaded (twed_moved), from the first point `from` of their series to
+ * the first point `to` of the columns' (null: no move); for K == 0 the
+ * moved rows go to `buffer`, R * k values of the lane's own.
+ */
+template <class T>
+struct RowMove
+{
+	const double *from;
+	const double *to;
+	T		   *buffer;
+};
+
 /* The R rows of one lane: values, times, deletion costs, and the column to their left. */
 template <class T, int K, int R>
 struct LaneRows
@@ -162,8 +180,10 @@ struct LaneRows
 	 * padding: they copy the row above (see Sweep::run), so a lane's last
 	 * row is always the last real row above it.
 	 */
-	__device__ void load(const Series<T> &s, long long first, long long rows, int k)
+	__device__ void load(const Series<T> &s, long long first, long long rows, int k, const RowMove<T> &move)
 	{
+		const int	dims = K > 0 ? K : k;
+
 		valid = 0;
 #pragma unroll
 		for (int r = 0; r < R; r++)
@@ -172,13 +192,22 @@ struct LaneRows
 
 			if (first + r < rows)
 				valid |= 1u << r;
-			times[r] = s.times[i];
+			times[r] = move.from ? twed_moved(s.times[i], move.from[dims], move.to[dims]) : s.times[i];
 			del[r] = s.del[i];
 			if constexpr (K > 0)
 			{
 #pragma unroll
 				for (int d = 0; d < K; d++)
-					values[r][d] = s.values[i * K + d];
+					values[r][d] = move.from ? twed_moved(s.values[i * K + d], move.from[d], move.to[d])
+						: s.values[i * K + d];
+			}
+			else if (move.from)
+			{
+				T		   *row = move.buffer + r * k;
+
+				for (int d = 0; d < k; d++)
+					row[d] = twed_moved(s.values[i * k + d], move.from[d], move.to[d]);
+				pointers[r] = row;
 			}
 			else
 				pointers[r] = s.values + i * k;
@@ -394,7 +423,8 @@ twed_long_kernel(LongArgs<T> args)
 		const long long first = (long long) band * WARP * R + lane * R;
 		Sweep<T, K, R, D> sweep;
 
-		sweep.rows.load(args.row_series, first, args.rows, args.k);
+		/* the host moved the rows of a float32 long pair already */
+		sweep.rows.load(args.row_series, first, args.rows, args.k, RowMove<T>{nullptr, nullptr, nullptr});
 #pragma unroll
 		for (int r = 0; r < R; r++)
 		{
@@ -451,7 +481,7 @@ struct BatchBottom
 template <class T, int K, TwedDistanceKind D>
 __device__ T
 pair_by_warp(const Series<T> &row_series, int rows, const Series<T> &col_series, int cols, int k,
-			 TwedMetric metric, T nu, TwedEdge<T> *scratch)
+			 TwedMetric metric, T nu, const RowMove<T> &move, TwedEdge<T> *scratch)
 {
 	const int	lane = threadIdx.x % WARP;
 	const int	bands = (rows + WARP - 1) / WARP;
@@ -459,7 +489,7 @@ pair_by_warp(const Series<T> &row_series, int rows, const Series<T> &col_series,
 
 	for (int band = 0; band < bands; band++)
 	{
-		sweep.rows.load(row_series, (long long) band * WARP + lane, rows, k);
+		sweep.rows.load(row_series, (long long) band * WARP + lane, rows, k, move);
 		sweep.rows.left[0] = (T) INFINITY;	/* D(i, 0) */
 		sweep.rows.left_c[0] = 0;
 
@@ -480,6 +510,8 @@ struct BatchArgs
 	Series<T>	b;
 	const long long *a_offsets;
 	const long long *b_offsets;
+	const double *a_origins;	/* float32 frames: k + 1 per series; float64: null */
+	const double *b_origins;
 	uint32_t	a_count;
 	uint32_t	b_count;
 	int			symmetric;		/* the pairs x < y of a (then b is a) */
@@ -492,6 +524,7 @@ struct BatchArgs
 	uint64_t	max_cells;		/* larger pairs are left to the long kernel */
 	TwedEdge<T> *scratch;
 	size_t		scratch_stride;
+	T		   *row_buffer;		/* float32 and K == 0: k values per lane for the moved rows; else null */
 	unsigned long long *ticket;
 	double	   *out;			/* out[q - q0] */
 };
@@ -526,6 +559,7 @@ twed_batch_kernel(BatchArgs<T> args)
 	const int	lane = threadIdx.x % WARP;
 	const size_t warp = (size_t) blockIdx.x * WARPS_PER_BLOCK + threadIdx.x / WARP;
 	TwedEdge<T> *scratch = args.scratch + warp * args.scratch_stride;
+	T		   *row_buffer = args.row_buffer ? args.row_buffer + (warp * WARP + lane) * args.k : nullptr;
 	const bool	symmetric = args.symmetric != 0;
 	const uint32_t row_end = symmetric ? args.a_count : args.b_count;
 
@@ -558,10 +592,13 @@ twed_batch_kernel(BatchArgs<T> args)
 			{
 				const Series<T> sa{args.a.values + ax * args.k, args.a.times + ax, args.a.del + ax};
 				const Series<T> sb{args.b.values + by * args.k, args.b.times + by, args.b.del + by};
+				const double *ox = args.a_origins ? args.a_origins + (size_t) x * (args.k + 1) : nullptr;
+				const double *oy = args.b_origins ? args.b_origins + (size_t) y * (args.k + 1) : nullptr;
 				/* the longer series as rows keeps the scratch row short */
-				const bool	swap = n < m;
+				const bool	swap = !twed_x_is_rows(n, ox, m, oy, args.k);
+				const RowMove<T> move{swap ? oy : ox, swap ? ox : oy, row_buffer};
 				const T		d = pair_by_warp<T, K, D>(swap ? sb : sa, swap ? m : n, swap ? sa : sb, swap ? n : m,
-												   args.k, args.metric, args.nu, scratch);
+												   args.k, args.metric, args.nu, move, scratch);
 
 				if (lane == WARP - 1)
 					args.out[q] = (double) d;
@@ -769,7 +806,8 @@ template <class T>
 uint64_t
 series_bytes(const TwedSeriesSet<T> &set, uint32_t s)
 {
-	return set.length(s) * ((uint64_t) set.dims + 2) * sizeof(T) + sizeof(long long);
+	return set.length(s) * ((uint64_t) set.dims + 2) * sizeof(T) + sizeof(long long)
+		+ (set.origin(s) ? ((uint64_t) set.dims + 1) * sizeof(double) : 0);
 }
 
 /* Consecutive runs of the fitting series of a set, each within `budget` bytes. */
@@ -801,6 +839,7 @@ struct DeviceGroup
 {
 	std::vector<long long> offsets;
 	DeviceBuffer<long long> d_offsets;
+	DeviceBuffer<double> d_origins;	/* float32 frames; float64: empty */
 	std::unique_ptr<DeviceSeries<T>> series;
 	uint64_t	max_length = 0;
 
@@ -810,6 +849,7 @@ struct DeviceGroup
 		std::vector<T> values,
 					times,
 					del;
+		std::vector<double> origins;
 
 		offsets.push_back(0);
 		for (uint32_t s : members)
@@ -820,11 +860,15 @@ struct DeviceGroup
 			values.insert(values.end(), set.values.begin() + p0 * k, set.values.begin() + p1 * k);
 			times.insert(times.end(), set.times.begin() + p0, set.times.begin() + p1);
 			del.insert(del.end(), set.del.begin() + p0, set.del.begin() + p1);
+			if (set.origin(s))
+				origins.insert(origins.end(), set.origin(s), set.origin(s) + k + 1);
 			offsets.push_back(offsets.back() + (long long) (p1 - p0));
 			max_length = std::max(max_length, p1 - p0);
 		}
 		d_offsets.resize(offsets.size());
 		d_offsets.upload(offsets.data(), offsets.size());
+		d_origins.resize(origins.size());
+		d_origins.upload(origins.data(), origins.size());
 		series = std::make_unique<DeviceSeries<T>>(times.size(), k);
 		series->values.upload(values.data(), values.size());
 		series->times.upload(times.data(), times.size());
@@ -867,11 +911,15 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 	stride = std::min(stride, (uint64_t) std::sqrt((double) routing.max_cells) + 1);
 
 	auto		kernel = twed_batch_kernel<T, K, D>;
-	const uint64_t block_scratch = (uint64_t) WARPS_PER_BLOCK * stride * sizeof(TwedEdge<T>);
+	/* moved rows without registers for them: k values per lane */
+	const uint64_t lane_row = K == 0 && da.d_origins.size() > 0 ? (uint64_t) k : 0;
+	const uint64_t block_scratch = (uint64_t) WARPS_PER_BLOCK * (stride * sizeof(TwedEdge<T>)
+																 + WARP * lane_row * sizeof(T));
 	const int	max_blocks = (int) std::max<uint64_t>(1, std::min<uint64_t>(resident_blocks(kernel),
 																			 avail / 4 / block_scratch));
 	const uint64_t max_launch_pairs = std::max<uint64_t>(1, avail / 16 / sizeof(double));
 	DeviceBuffer<TwedEdge<T>> d_scratch((size_t) max_blocks * WARPS_PER_BLOCK * stride);
+	DeviceBuffer<T> d_row_buffer((size_t) max_blocks * WARPS_PER_BLOCK * WARP * lane_row);
 	DeviceBuffer<unsigned long long> d_ticket(1);
 	DeviceBuffer<double> d_out;
 	std::vector<double> out;
@@ -937,6 +985,8 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 		args.b = db.series->view();
 		args.a_offsets = da.d_offsets.data();
 		args.b_offsets = db.d_offsets.data();
+		args.a_origins = da.d_origins.size() > 0 ? da.d_origins.data() : nullptr;
+		args.b_origins = db.d_origins.size() > 0 ? db.d_origins.data() : nullptr;
 		args.a_count = na;
 		args.b_count = nb;
 		args.symmetric = diagonal;
@@ -949,6 +999,7 @@ batch_block(const TwedJob<T> &job, const PairRouting<T> &routing, const std::vec
 		args.max_cells = routing.max_cells;
 		args.scratch = d_scratch.data();
 		args.scratch_stride = stride;
+		args.row_buffer = lane_row > 0 ? d_row_buffer.data() : nullptr;
 		args.ticket = d_ticket.data();
 		args.out = d_out.data();
 
@@ -1038,16 +1089,31 @@ twed_gpu_k(const TwedJob<T> &job, double *distances)
 	if (all_fit && max_a * max_b <= routing.max_cells)
 		return;
 
+	const TwedSeriesSet<T> &a = *job.a;
+	const TwedSeriesSet<T> &b = *job.b;
+	TwedSeriesSet<T> moved;
 	uint64_t	q = 0;
 
-	for (uint32_t x = 0; x < job.a->count; x++)
-		for (uint32_t y = job.symmetric ? x + 1 : 0; y < job.b->count; y++, q++)
+	for (uint32_t x = 0; x < a.count; x++)
+		for (uint32_t y = job.symmetric ? x + 1 : 0; y < b.count; y++, q++)
 		{
 			if (routing.batch(job, x, y))
 				continue;
-			distances[q] = job.a->length(x) >= job.b->length(y)
-				? long_pair<T, K, D>(job, *job.a, x, *job.b, y, avail / 2)
-				: long_pair<T, K, D>(job, *job.b, y, *job.a, x, avail / 2);
+
+			const bool	x_rows = twed_x_is_rows(a.length(x), a.origin(x), b.length(y), b.origin(y), a.dims);
+			const TwedSeriesSet<T> &rs = x_rows ? a : b;
+			const TwedSeriesSet<T> &cs = x_rows ? b : a;
+			const uint32_t ri = x_rows ? x : y;
+			const uint32_t ci = x_rows ? y : x;
+
+			if (rs.origin(ri))
+			{
+				/* float32: the rows moved into the frame of the columns here, not in the kernel */
+				twed_move_series(rs, ri, cs.origin(ci), moved);
+				distances[q] = long_pair<T, K, D>(job, moved, 0, cs, ci, avail / 2);
+			}
+			else
+				distances[q] = long_pair<T, K, D>(job, rs, ri, cs, ci, avail / 2);
 		}
 }
 

@@ -19,7 +19,8 @@
  * computes c(i,j) once and hands it to its diagonal neighbour.  a_0, b_0 and
  * the times at 0 only ever meet an infinite D (but at (1,1), where c(0,0) =
  * 0), so the distance does not change when values or times of both series
- * are shifted by a common origin: float32 mode uses that to keep precision.
+ * are shifted by a common origin: float32 mode uses that to keep precision
+ * (see "float32 frames" below).
  */
 #ifndef GEOACC_TWED_H
 #define GEOACC_TWED_H
@@ -278,8 +279,7 @@ twed_delete_cost(const T *prev, T tprev, const T *cur, T tcur, int k, TwedMetric
  * D(i-1,j), left = D(i,j-1).  Swapping up/left with del_a/del_b gives the
  * same bits (the minimum commutes on these non-negative values, never NaN): on the same
  * prepared values the distance of (b, a) equals that of (a, b) to the bit, so either series
- * may be the rows.  (float32 prepares them from the first point of a: swapping the
- * arguments moves that origin and may change the last bits.)
+ * may be the rows.
  */
 template <class T>
 GEOACC_HD T
@@ -300,6 +300,45 @@ struct alignas(2 * sizeof(T)) TwedEdge
 	T			c;
 };
 
+/*
+ * float32 frames.  Each series is stored relative to its own first point
+ * (values and time), so that its precision does not depend on where it
+ * lies, and each pair is computed in the frame of one of its two series:
+ * the other one, the moving series, is shifted by the difference of the two
+ * first points, added in float64 to each of its values and times and
+ * rounded once.  Shifting both series of a pair alike changes no distance
+ * (see above), so a pair's float32 distance depends on that pair alone: not
+ * on where it lies, not on the other series of a matrix, not on the order of
+ * the pair.  float64 has no frames: the series stay where they are.
+ */
+
+/* A value or time v of the moving series, whose first point is `from`, in the frame of `to`. */
+template <class T>
+GEOACC_HD T
+twed_moved(T v, double from, double to)
+{
+	return (T) ((double) v + (from - to));
+}
+
+/*
+ * Whether series x (n points, first point ox: k values, then the time) is
+ * the rows of a pair with series y (m points, oy), which the sweeps take as
+ * the longer one; in float32 the rows are the moving series (the GPU shifts
+ * them as it loads them), so a tie goes to the greater first point, which
+ * does not depend on the order of the pair (equal first points: no shift).
+ * ox and oy null (float64): the longer, x on a tie.
+ */
+GEOACC_HD bool
+twed_x_is_rows(uint64_t n, const double *ox, uint64_t m, const double *oy, int k)
+{
+	if (n != m || ox == nullptr)
+		return n >= m;
+	for (int d = 0; d <= k; d++)
+		if (ox[d] != oy[d])
+			return ox[d] > oy[d];
+	return true;
+}
+
 /* Rough arithmetic per cell: sizes kernel launches and interrupt polling. */
 inline uint64_t
 twed_cell_ops(int k, TwedMetric metric)
@@ -314,9 +353,11 @@ twed_cell_ops(int k, TwedMetric metric)
 }
 
 /*
- * A set of series prepared for the kernels: values and times in T (rebased
- * for float), and del[p] = the cost of deleting point p after its
- * predecessor (0 for a first point: it is never used).
+ * A set of series prepared for the kernels: values and times in T (float:
+ * relative to the first point of their series, whose float64 values and
+ * time are in `origins`), and del[p] = the cost of deleting point p after
+ * its predecessor, computed in float64 and rounded to T (0 for a first
+ * point: it is never used).
  */
 template <class T>
 struct TwedSeriesSet
@@ -327,9 +368,42 @@ struct TwedSeriesSet
 	std::vector<T> values;
 	std::vector<T> times;
 	std::vector<T> del;
+	std::vector<double> origins;	/* float: dims + 1 per series; float64: empty */
 
 	uint64_t	length(uint32_t s) const { return offsets[s + 1] - offsets[s]; }
+	const double *origin(uint32_t s) const
+	{
+		return origins.empty() ? nullptr : &origins[(size_t) s * (dims + 1)];
+	}
 };
+
+/*
+ * Series s of `set` moved into the frame whose first point is `to`, as a
+ * set of one series in `out` (its buffers reused from call to call).
+ */
+template <class T>
+void
+twed_move_series(const TwedSeriesSet<T> &set, uint32_t s, const double *to, TwedSeriesSet<T> &out)
+{
+	const int	k = set.dims;
+	const uint64_t first = set.offsets[s];
+	const uint64_t n = set.length(s);
+	const double *from = set.origin(s);
+
+	out.count = 1;
+	out.dims = k;
+	out.offsets.assign({0, n});
+	out.values.resize(n * k);
+	out.times.resize(n);
+	out.del.assign(set.del.begin() + first, set.del.begin() + first + n);
+	out.origins.assign(to, to + k + 1);
+	for (uint64_t p = 0; p < n; p++)
+	{
+		for (int d = 0; d < k; d++)
+			out.values[p * k + d] = twed_moved(set.values[(first + p) * k + d], from[d], to[d]);
+		out.times[p] = twed_moved(set.times[first + p], from[k], to[k]);
+	}
+}
 
 /* All pairs of a x b, or the pairs i < j of a when symmetric (b == a). */
 template <class T>

@@ -92,9 +92,11 @@ SELECT count(*) > 0 AS some_pairs,
 	bool_and((x = y) = (d = 0)) AS zero_only_on_itself
 FROM twed_random_pairs;
 
--- the distance is symmetric to the bit; the matrix gives the scalar's values
+-- the distance is symmetric to the bit, in float32 too; the matrix gives the scalar's values
 SELECT bool_and(gpu_twed(x.vals, x.times, y.vals, y.times, 0.5, 1.5, 3)
-	= gpu_twed(y.vals, y.times, x.vals, x.times, 0.5, 1.5, 3)) AS symmetric
+	= gpu_twed(y.vals, y.times, x.vals, x.times, 0.5, 1.5, 3)) AS symmetric,
+	bool_and(gpu_twed(x.vals, x.times, y.vals, y.times, 0.5, 1.5, 3, float32 => true)
+	= gpu_twed(y.vals, y.times, x.vals, x.times, 0.5, 1.5, 3, float32 => true)) AS symmetric_float32
 FROM twed_random x JOIN twed_random y ON x.k = y.k;
 SELECT count(*) AS pairs, bool_and(m.distance = p.d) AS matrix_equals_scalar
 FROM generate_series(1, 3) k,
@@ -148,7 +150,7 @@ SELECT count(*) AS rows FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id 
 SELECT * FROM gpu_twed_matrix('SELECT id, vals FROM uci WHERE id <= 5', NULL, k => 0);
 
 -- the matrix in blocks of bounded memory (work_mem 64kB: blocks of 131,072 pairs) gives the
--- same distances, float32 too (every block rebased to the same origin)
+-- same distances, float32 too (a distance depends on its pair alone)
 SET work_mem = '64kB';
 SELECT count(*) AS pairs, bool_and(m.distance = p.distance) AS blocks_equal
 FROM gpu_twed_matrix('SELECT id, vals FROM uci ORDER BY id', NULL, 1, 1) m JOIN uci_pairs p USING (a_id, b_id);
@@ -234,6 +236,7 @@ SELECT gpu_twed('{1}', NULL, '{1}', NULL, 1, -0.5);
 SELECT gpu_twed('{1}'::float8[], NULL, '{1}', NULL, 1, 'Infinity');
 SELECT gpu_twed('{1}', NULL, '{1}', NULL, 1, 1, 0);
 SELECT gpu_twed('{1}', NULL, '{1e300}', NULL, 1, 1, float32 => true);
+SELECT gpu_twed('{1}', '{-1e38}', '{1}', '{1e38}', 1, 1, float32 => true);
 SELECT gpu_twed('POINT M (0 0 1)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
 SELECT gpu_twed('LINESTRING (0 0, 1 1)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
 SELECT gpu_twed('LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING M (0 0 1, 1 1 1)', 1, 1);
@@ -266,6 +269,52 @@ SELECT abs(gpu_twed(ARRAY[[0, 0]]::float8[], NULL, ARRAY[[1, 1]]::float8[], NULL
 		/ (sqrt(2) * 1e200) - 1) < 1e-15 AS near_1e200,
 	gpu_twed('{1.5e308}'::float8[], NULL, '{-1.5e308}', NULL, 0, 0) = 'Infinity' AS beyond_float8;
 SELECT gpu_twed('{1, 2}'::float8[], '{-1e308, 1e308}', '{1}', NULL, 0, 1);
+
+-- float32: each pair in the frame of one of its series.  With one origin for a whole matrix (the
+-- first point of its first row), the pair (2, 3) far from series 1 came out 0 against 11.004 in
+-- float64; now the matrix gives the pair's own bits, close to float64
+CREATE TEMP TABLE twed_far (id int, vals float8[]);
+INSERT INTO twed_far VALUES (1, '{0, 1, 2}'), (2, '{1e9, 1e9, 1e9}'), (3, '{1000000007, 1000000007, 1000000007}');
+SELECT m.a_id, m.b_id, round(d.distance::numeric, 6) AS float64,
+	abs(m.distance - d.distance) <= 1e-6 * d.distance AS float32_close,
+	m.distance = gpu_twed(x.vals, NULL, y.vals, NULL, 0.001, 1, float32 => true) AS equals_pair_alone
+FROM gpu_twed_matrix('SELECT id, vals FROM twed_far ORDER BY id', NULL, 0.001, 1, float32 => true) m
+	JOIN gpu_twed_matrix('SELECT id, vals FROM twed_far ORDER BY id', NULL, 0.001, 1) d USING (a_id, b_id)
+	JOIN twed_far x ON x.id = m.a_id JOIN twed_far y ON y.id = m.b_id
+ORDER BY 1, 2;
+
+-- degrees beyond 2 at a 400 km step: 400001 in float32 (degree 7 gave Infinity); the powered
+-- form of degree 7, 1.6e39, is beyond the float32 range: an error
+SELECT array_agg(gpu_twed(ARRAY[[5e5, 4.5e6], [9e5, 4.5e6]]::float8[], NULL, ARRAY[[5e5, 4.5e6]]::float8[], NULL,
+	0, 1, degree => d, float32 => true) ORDER BY d) AS degrees_1_to_8
+FROM generate_series(1, 8) d;
+SELECT gpu_twed(ARRAY[[5e5, 4.5e6], [9e5, 4.5e6]]::float8[], NULL, ARRAY[[5e5, 4.5e6]]::float8[], NULL,
+	0, 1, degree => 7, root => false) AS float64;
+SELECT gpu_twed(ARRAY[[5e5, 4.5e6], [9e5, 4.5e6]]::float8[], NULL, ARRAY[[5e5, 4.5e6]]::float8[], NULL,
+	0, 1, degree => 7, root => false, float32 => true);
+
+-- random trajectories in UTM coordinates and epoch seconds, up to 2,000 km apart, steps up to
+-- 400 km: every float32 distance within the README's bound 2^-22 (n + m) (d + E) of float64, E the
+-- diagonal of the box around the pair plus nu times its time range
+CREATE TEMP TABLE twed_far_tracks AS
+SELECT g AS id, ST_MakeLine(array_agg(ST_MakePointM(x, y, t) ORDER BY i)) AS traj
+FROM generate_series(1, 12) g,
+	LATERAL (SELECT 5e5 + (random() - 0.5) * 4e6 + 0 * g AS x0, 4.5e6 + (random() - 0.5) * 4e6 AS y0,
+		1.6e9 + (random() - 0.5) * 2e7 AS t0, 10 ^ (random() * 5.6) AS step, 1 + (random() * 60)::int AS n) s,
+	LATERAL (SELECT i, x0 + sum((random() - 0.5) * 2 * step) OVER w AS x, y0 + sum((random() - 0.5) * 2 * step) OVER w AS y,
+		t0 + sum(1 + random() * 600) OVER w AS t
+		FROM generate_series(1, n) i WINDOW w AS (ORDER BY i)) p
+GROUP BY g;
+SELECT count(*) AS pairs,
+	bool_and(abs(f.distance - d.distance) <= 2 ^ -22 * (ST_NPoints(x.traj) + ST_NPoints(y.traj)) * (d.distance
+		+ sqrt((ST_XMax(b) - ST_XMin(b)) ^ 2 + (ST_YMax(b) - ST_YMin(b)) ^ 2)
+		+ 0.01 * (greatest(ST_M(ST_EndPoint(x.traj)), ST_M(ST_EndPoint(y.traj)))
+			- least(ST_M(ST_StartPoint(x.traj)), ST_M(ST_StartPoint(y.traj)))))) AS float32_within_bound,
+	bool_and(f.distance = gpu_twed(y.traj, x.traj, 0.01, 10, float32 => true)) AS either_order
+FROM gpu_twed_matrix('SELECT id, traj FROM twed_far_tracks', NULL, 0.01, 10, float32 => true) f
+	JOIN gpu_twed_matrix('SELECT id, traj FROM twed_far_tracks', NULL, 0.01, 10) d USING (a_id, b_id)
+	JOIN twed_far_tracks x ON x.id = f.a_id JOIN twed_far_tracks y ON y.id = f.b_id,
+	LATERAL (SELECT ST_Collect(x.traj, y.traj)::box2d AS b) box;
 
 -- nu and lambda default to 0.001 and 1.0 (aeon's defaults)
 SELECT gpu_twed(x.traj, y.traj) = gpu_twed(x.traj, y.traj, 0.001, 1.0) AS geometry_defaults,

@@ -280,7 +280,6 @@ ParamsFromArgs(FunctionCallInfo fcinfo, int first)
 	p.degree = PG_GETARG_INT32(first + 2);
 	p.root = PG_GETARG_BOOL(first + 3);
 	p.float32 = PG_GETARG_BOOL(first + 4);
-	p.origin = NULL;
 	if (!isfinite(p.nu) || p.nu < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -605,11 +604,10 @@ NearestColumns(const double *row, uint32 n, uint32 self, uint32 k, uint32 *neare
  * block one core call, and the rows go into a tuplestore (which spills to
  * disk): memory stays bounded however many pairs there are.  A symmetric
  * block computes rows x0 .. x1 - 1 against columns x0 + 1 .. n - 1 and
- * keeps the pairs y > x.  float32 rebases every block to the first point of
- * a, as one call for all pairs would, so the distances do not depend on the
- * blocks.  With k, each row of a keeps only its k nearest (b_sql NULL: the
- * k nearest other series of a_sql, on either side of it), so the 1-NN
- * classification TWED is used for never materializes the matrix.
+ * keeps the pairs y > x.  A distance depends on its pair alone (float32
+ * too), not on the blocks.  With k, each row of a keeps only its k nearest
+ * (b_sql NULL: the k nearest other series of a_sql, on either side of it),
+ * so the 1-NN classification TWED is used for never materializes the matrix.
  */
 PG_FUNCTION_INFO_V1(gpu_twed_matrix);
 Datum
@@ -623,7 +621,6 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	bool		symmetric;
 	const TwedSeries *cols;
 	uint32		first_col;
-	double	   *origin = NULL;
 	double	   *distances;
 	uint64		block_pairs = MatrixBlockPairs();
 	uint32		k = 0;			/* 0: every pair; else the k nearest of each row of a */
@@ -654,13 +651,6 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	cols = symmetric ? &a : &b;
 	if (a.count == 0 || cols->count == 0)
 		return (Datum) 0;
-	if (params.float32)
-	{
-		origin = palloc((shape.dims + 1) * sizeof(double));
-		memcpy(origin, a.values, shape.dims * sizeof(double));
-		origin[shape.dims] = a.times[0];
-		params.origin = origin;
-	}
 	/* a block holds at least one whole row, however wide */
 	distances = MemoryContextAllocHuge(CurrentMemoryContext,
 									   Min(Max(block_pairs, (uint64) cols->count), (uint64) a.count * cols->count)

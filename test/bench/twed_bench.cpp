@@ -17,8 +17,15 @@
  *       N x N MNIST digits (28 steps in R^28, times 0..27) on the GPU, and
  *       CPU_N x CPU_N of them on the CPU; FILE.u8: records of a label byte
  *       and 784 pixel bytes
+ *   twed_bench far N LENGTH CPU_N
+ *       all pairs of N random trajectories of 2 to LENGTH points in UTM
+ *       coordinates and epoch seconds, up to 2,000 km apart, steps up to
+ *       400 km (nu = 0.001, lambda = 1): float32 far from the origin
  *
  * Timings include preparing and copying the series (the whole core call).
+ * GPU = CPU compares both precisions on the pairs the CPU computed; float32
+ * is compared with float64 as a relative difference and as a fraction of
+ * the README's bound 2^-22 (n + m) (d + E).
  */
 #include "geoacc_core.h"
 #include "../uci_synthetic_control.h"
@@ -153,7 +160,8 @@ usage()
 {
 	fprintf(stderr, "usage: twed_bench pairs MIN_LOG2 MAX_LOG2 CPU_MAX_LOG2 SECONDS\n"
 			"       twed_bench uci FILE\n"
-			"       twed_bench mnist FILE.u8 N CPU_N\n");
+			"       twed_bench mnist FILE.u8 N CPU_N\n"
+			"       twed_bench far N LENGTH CPU_N\n");
 	exit(2);
 }
 
@@ -179,8 +187,8 @@ random_walk(uint64_t n, std::mt19937_64 &rng)
 int
 bench_pairs(int min_log2, int max_log2, int cpu_max_log2, double budget)
 {
-	const GeoaccTwedParams p64{0.001, 1, 2, 1, 0, nullptr};
-	const GeoaccTwedParams p32{0.001, 1, 2, 1, 1, nullptr};
+	const GeoaccTwedParams p64{0.001, 1, 2, 1, 0};
+	const GeoaccTwedParams p32{0.001, 1, 2, 1, 1};
 	std::mt19937_64 rng(42);
 	std::vector<double> out;
 	double		last64 = 0,
@@ -192,7 +200,8 @@ bench_pairs(int min_log2, int max_log2, int cpu_max_log2, double budget)
 
 		timed(GEOACC_DEVICE_GPU, w, &w, p64, out);
 	}
-	printf("| n | cells | GPU float64 | GPU float32 | CPU twin float64 | plain C float64 | GPU = CPU | float32 rel. diff |\n");
+	printf("| n | cells | GPU float64 | GPU float32 | CPU twin float64 | plain C float64 | GPU = CPU (float64, float32) "
+		   "| float32 rel. diff |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	for (int k = min_log2; k <= max_log2; k++)
 	{
@@ -202,7 +211,8 @@ bench_pairs(int min_log2, int max_log2, int cpu_max_log2, double budget)
 		Set			b = random_walk(n, rng);
 		double		d64 = NAN,
 					d32 = NAN,
-					dcpu = NAN;
+					dcpu = NAN,
+					dcpu32 = NAN;
 		std::string g64 = "skipped (time)",
 					g32 = "skipped (time)",
 					cpu = "skipped (CPU too slow)",
@@ -234,9 +244,12 @@ bench_pairs(int min_log2, int max_log2, int cpu_max_log2, double budget)
 			plain = rate(cells, now() - start);
 			if (std::fabs(d - dcpu) > 1e-9 * dcpu)
 				plain += " (differs)";
+			if (timed(GEOACC_DEVICE_CPU, a, &b, p32, out) >= 0)
+				dcpu32 = out[0];
 		}
-		printf("| 2^%d | %.3g | %s | %s | %s | %s | %s | %s |\n", k, cells, g64.c_str(), g32.c_str(), cpu.c_str(),
+		printf("| 2^%d | %.3g | %s | %s | %s | %s | %s, %s | %s |\n", k, cells, g64.c_str(), g32.c_str(), cpu.c_str(),
 			   plain.c_str(), std::isnan(d64) || std::isnan(dcpu) ? "-" : d64 == dcpu ? "yes" : "NO",
+			   std::isnan(d32) || std::isnan(dcpu32) ? "-" : d32 == dcpu32 ? "yes" : "NO",
 			   std::isnan(d64) || std::isnan(d32) ? "-" : std::to_string(std::fabs(d32 - d64) / d64).c_str());
 		fflush(stdout);
 	}
@@ -277,12 +290,60 @@ cells_of(const Set &a, const Set *b)
 	return (sa * sa - squares) / 2;
 }
 
+/* Per series: the lowest and highest of each value and of the time (dims + 1 each). */
+struct Boxes
+{
+	uint32_t	width;
+	std::vector<double> lo,
+				hi;
+
+	explicit	Boxes(const Set &s) : width(s.dims + 1), lo((size_t) s.count() * width, INFINITY),
+		hi((size_t) s.count() * width, -INFINITY)
+	{
+		for (uint32_t z = 0; z < s.count(); z++)
+			for (uint64_t p = s.offsets[z]; p < s.offsets[z + 1]; p++)
+				for (uint32_t d = 0; d < width; d++)
+				{
+					const double v = d < s.dims ? s.values[p * s.dims + d] : s.times[p];
+
+					lo[(size_t) z * width + d] = std::min(lo[(size_t) z * width + d], v);
+					hi[(size_t) z * width + d] = std::max(hi[(size_t) z * width + d], v);
+				}
+	}
+};
+
+/*
+ * |float32 - float64| of pair (x, y) as a fraction of the README's bound
+ * 2^-22 (n + m) (d + E), E the diagonal of the box around both series plus
+ * nu times their time range (degree 2 with the root).
+ */
+double
+float32_error_in_bound(const Set &s, const Boxes &boxes, uint32_t x, uint32_t y, double d32, double d64, double nu)
+{
+	const uint32_t k = s.dims;
+	const double *lx = &boxes.lo[(size_t) x * (k + 1)], *hx = &boxes.hi[(size_t) x * (k + 1)];
+	const double *ly = &boxes.lo[(size_t) y * (k + 1)], *hy = &boxes.hi[(size_t) y * (k + 1)];
+	double		squares = 0;
+
+	for (uint32_t d = 0; d < k; d++)
+	{
+		const double side = std::max(hx[d], hy[d]) - std::min(lx[d], ly[d]);
+
+		squares += side * side;
+	}
+
+	const double extent = std::sqrt(squares) + nu * (std::max(hx[k], hy[k]) - std::min(lx[k], ly[k]));
+	const uint64_t points = s.offsets[x + 1] - s.offsets[x] + s.offsets[y + 1] - s.offsets[y];
+
+	return std::fabs(d32 - d64) / (std::ldexp(1.0, -22) * (double) points * (d64 + extent));
+}
+
 int
 bench_set(const char *name, const Set &gpu_set, const Set &cpu_set, bool symmetric, double nu, double lambda)
 {
-	const GeoaccTwedParams p64{nu, lambda, 2, 1, 0, nullptr};
-	const GeoaccTwedParams p32{nu, lambda, 2, 1, 1, nullptr};
-	std::vector<double> out64, out32, cpu, warm;
+	const GeoaccTwedParams p64{nu, lambda, 2, 1, 0};
+	const GeoaccTwedParams p32{nu, lambda, 2, 1, 1};
+	std::vector<double> out64, out32, cpu, cpu32, warm;
 	const Set  *gb = symmetric ? nullptr : &gpu_set;
 	const Set  *cb = symmetric ? nullptr : &cpu_set;
 	const double gcells = cells_of(gpu_set, gb);
@@ -293,6 +354,7 @@ bench_set(const char *name, const Set &gpu_set, const Set &cpu_set, bool symmetr
 	const double t64 = timed(GEOACC_DEVICE_GPU, gpu_set, gb, p64, out64);
 	const double t32 = timed(GEOACC_DEVICE_GPU, gpu_set, gb, p32, out32);
 	const double tcpu = timed(GEOACC_DEVICE_CPU, cpu_set, cb, p64, cpu);
+	const double tcpu32 = timed(GEOACC_DEVICE_CPU, cpu_set, cb, p32, cpu32);
 	const double plain_start = now();
 	double		plain_sum = 0,
 				cpu_sum = 0;
@@ -309,13 +371,21 @@ bench_set(const char *name, const Set &gpu_set, const Set &cpu_set, bool symmetr
 		}
 
 	const double tplain = now() - plain_start;
-	double		max_rel = 0;
-	bool		same = true;
+	double		max_rel = 0,
+				max_bound = 0;
+	bool		same = tcpu >= 0 && tcpu32 >= 0 && t64 >= 0 && t32 >= 0,
+				same32 = same;
 
 	for (double d : cpu)
 		cpu_sum += d;
 	for (size_t i = 0; i < out64.size(); i++)
 		max_rel = std::max(max_rel, std::fabs(out32[i] - out64[i]) / std::max(out64[i], 1e-300));
+	const Boxes boxes(gpu_set);
+	uint64_t	q = 0;
+
+	for (uint32_t x = 0; x < gpu_set.count() && out64.size() == out32.size(); x++)
+		for (uint32_t y = symmetric ? x + 1 : 0; y < gpu_set.count(); y++, q++)
+			max_bound = std::max(max_bound, float32_error_in_bound(gpu_set, boxes, x, y, out32[q], out64[q], nu));
 	/* the CPU set is a prefix of the GPU set: compare the pairs both computed */
 	for (uint32_t x = 0; x < cpu_set.count(); x++)
 		for (uint32_t y = symmetric ? x + 1 : 0; y < cpu_set.count(); y++)
@@ -325,16 +395,18 @@ bench_set(const char *name, const Set &gpu_set, const Set &cpu_set, bool symmetr
 			const uint64_t ci = symmetric ? x * m - (uint64_t) x * (x + 1) / 2 + y - x - 1 : x * m + y;
 
 			same = same && out64[gi] == cpu[ci];
+			same32 = same32 && out32[gi] == cpu32[ci];
 		}
 
-	printf("| %s | %u series, %.3g cells | %s | %s | %u series: %s | %s%s | %s | %.2g |", name, gpu_set.count(),
-		   gcells, rate(gcells, t64).c_str(), rate(gcells, t32).c_str(), cpu_set.count(), rate(ccells, tcpu).c_str(),
-		   rate(ccells, tplain).c_str(), std::fabs(plain_sum - cpu_sum) <= 1e-9 * cpu_sum ? "" : " (differs)",
-		   same ? "yes" : "NO", max_rel);
+	printf("| %s | %u series, %.3g cells | %s | %s | %u series: %s, float32 %s | %s%s | %s, %s | %.2g | %.3g |", name,
+		   gpu_set.count(), gcells, rate(gcells, t64).c_str(), rate(gcells, t32).c_str(), cpu_set.count(),
+		   rate(ccells, tcpu).c_str(), rate(ccells, tcpu32).c_str(), rate(ccells, tplain).c_str(),
+		   std::fabs(plain_sum - cpu_sum) <= 1e-9 * cpu_sum ? "" : " (differs)", same ? "yes" : "NO",
+		   same32 ? "yes" : "NO", max_rel, max_bound);
 	if (!symmetric)
 		printf(" 1-NN accuracy %.4f |", nn_accuracy(gpu_set, out64));
 	printf("\n");
-	return same ? 0 : 1;
+	return same && same32 ? 0 : 1;
 }
 
 Set
@@ -374,6 +446,50 @@ load_mnist(const char *path, uint32_t n)
 	return s;
 }
 
+void
+print_set_header(bool accuracy)
+{
+	printf("| set | size | GPU float64 | GPU float32 | CPU twin float64, float32 | plain C float64 "
+		   "| GPU = CPU (float64, float32) | float32 max rel. diff | float32 worst / bound |%s\n", accuracy ? " |" : "");
+	printf("|---|---|---|---|---|---|---|---|---|%s\n", accuracy ? "---|" : "");
+}
+
+/*
+ * n random walks in the plane of 2 to `length` points in UTM coordinates
+ * (starts up to 2,000 km apart, steps up to 400 km) with epoch times.
+ */
+Set
+far_tracks(uint32_t n, int length)
+{
+	Set			s;
+	std::mt19937_64 rng(11);
+	auto		uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+
+	s.dims = 2;
+	for (uint32_t i = 0; i < n; i++)
+	{
+		const int	points = 2 + (int) (rng() % (uint64_t) (length - 1));
+		const double step = std::pow(10.0, uniform(0, 5.6));
+		std::vector<double> v(2 * points), t(points);
+		double		x = 5e5 + uniform(-2e6, 2e6),
+					y = 4.5e6 + uniform(-2e6, 2e6),
+					time = 1.6e9 + uniform(-1e7, 1e7);
+
+		for (int p = 0; p < points; p++)
+		{
+			v[2 * p] = x;
+			v[2 * p + 1] = y;
+			t[p] = time;
+			x += uniform(-step, step);
+			y += uniform(-step, step);
+			time += uniform(1, 600);
+		}
+		s.labels.push_back(0);
+		s.add(v.data(), t.data(), points);
+	}
+	return s;
+}
+
 }								/* namespace */
 
 int
@@ -392,9 +508,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "%s: expected 600 series\n", argv[2]);
 			return 1;
 		}
-		printf("| set | size | GPU float64 | GPU float32 | CPU twin float64 | plain C float64 | GPU = CPU "
-			   "| float32 max rel. diff |\n");
-		printf("|---|---|---|---|---|---|---|---|\n");
+		print_set_header(false);
 		return bench_set("UCI synthetic control, all pairs", uci, uci, true, 1, 1);
 	}
 	if (strcmp(argv[1], "mnist") == 0 && argc == 5)
@@ -421,10 +535,15 @@ main(int argc, char **argv)
 			shuffled.add(&digits.values[digits.offsets[i] * 28], &digits.times[digits.offsets[i]], 28);
 			shuffled.labels.push_back(digits.labels[i]);
 		}
-		printf("| set | size | GPU float64 | GPU float32 | CPU twin float64 | plain C float64 | GPU = CPU "
-			   "| float32 max rel. diff | |\n");
-		printf("|---|---|---|---|---|---|---|---|---|\n");
+		print_set_header(true);
 		return bench_set("MNIST, N x N", shuffled, shuffled.first((uint32_t) atoi(argv[4])), false, 1, 1);
+	}
+	if (strcmp(argv[1], "far") == 0 && argc == 5)
+	{
+		Set			tracks = far_tracks((uint32_t) atoi(argv[2]), atoi(argv[3]));
+
+		print_set_header(false);
+		return bench_set("far trajectories, all pairs", tracks, tracks.first((uint32_t) atoi(argv[4])), true, 0.001, 1);
 	}
 	usage();
 }

@@ -4,9 +4,11 @@
  * Time Warp Edit Distance: the CPU twin against a plain full-matrix
  * implementation of the definition in long double (random series of many
  * shapes, the UCI synthetic control set, the paper's example), symmetry,
- * rebasing in float32, every bad input, cancellation; then the GPU against
- * the CPU twin, bit for bit, on fresh random inputs: batches of short pairs,
- * long pairs over many bands and launches, and tiny memory caps.
+ * float32 frames and the README's float32 error bound on random pairs far
+ * from each other, every bad input, cancellation; then the GPU against the
+ * CPU twin, bit for bit, on fresh random inputs: batches of short pairs,
+ * long pairs over many bands and launches, float32 far from the origin, and
+ * tiny memory caps.
  */
 #include "core_test.h"
 #include "../uci_synthetic_control.h"
@@ -45,7 +47,7 @@ struct Set
 GeoaccTwedParams
 params(double nu, double lambda, int degree = 2, bool root = true, bool float32 = false)
 {
-	return {nu, lambda, degree, root ? 1 : 0, float32 ? 1 : 0, nullptr};
+	return {nu, lambda, degree, root ? 1 : 0, float32 ? 1 : 0};
 }
 
 /* The Lp distance of the definition; x or y null stands for the origin. */
@@ -156,19 +158,6 @@ add_random_series(Set &set, int n, double t0 = 0)
 	set.add(v, t);
 }
 
-/*
- * Give b the first point of a (values and time, the earlier of the two
- * first times for both): float32 then rebases both orders to one origin.
- */
-void
-share_first_point(Set &a, Set &b)
-{
-	const double t = std::min(a.times[0], b.times[0]);
-
-	std::copy(a.values.begin(), a.values.begin() + a.dims, b.values.begin());
-	a.times[0] = b.times[0] = t;
-}
-
 Set
 random_set(uint32_t dims, int count, int min_len, int max_len, double t0 = 0)
 {
@@ -178,6 +167,111 @@ random_set(uint32_t dims, int count, int min_len, int max_len, double t0 = 0)
 	for (int s = 0; s < count; s++)
 		add_random_series(set, uniform_int(min_len, max_len), t0);
 	return set;
+}
+
+/*
+ * Random pairs for float32, far from each other and from 0: series of 1 to
+ * 4 values per point (UTM-sized coordinates, then heights) with epoch
+ * times, each of one of three kinds: random walks whose steps reach 400 km,
+ * started anywhere within 2,000 km; the previous series displaced by a
+ * little noise and resampled in time (near-duplicates, where float32 has
+ * least to spare); or small walks near 0 with times from 0.  `dims` 0: a
+ * random number of values; lengths from min_len to max_len.
+ */
+Set
+far_float32_set(uint32_t dims, int count, int min_len, int max_len)
+{
+	Set			set;
+
+	set.dims = dims > 0 ? dims : (uint32_t) uniform_int(1, 5);
+	for (int s = 0; s < count; s++)
+	{
+		const int	kind = s == 0 ? uniform_int(0, 1) * 2 : uniform_int(0, 2);
+		const int	n = uniform_int(min_len, max_len);
+		const uint32_t k = set.dims;
+		std::vector<double> v(n * k), t(n);
+
+		if (kind == 1)
+		{
+			/* the previous series, displaced by noise of 1e-6 to 1e-1 of its steps, at other times */
+			const uint32_t prev = set.count() - 1;
+			const uint64_t len = set.length(prev);
+			const double noise = pow(10.0, uniform(-6, -1)) * pow(10.0, uniform(0, 5.6));
+
+			for (int i = 0; i < n; i++)
+			{
+				const uint64_t j = std::min<uint64_t>(len - 1, (uint64_t) i * len / n);
+
+				for (uint32_t d = 0; d < k; d++)
+					v[i * k + d] = set.series_values(prev)[j * k + d] + uniform(-noise, noise);
+				t[i] = set.series_times(prev)[j] + uniform(-1, 1) + i * 1e-3;
+			}
+		}
+		else
+		{
+			const bool	far = kind == 0;
+			const double step = far ? pow(10.0, uniform(0, 5.6)) : uniform(0.1, 10);	/* up to 400 km */
+			const double dt = far ? pow(10.0, uniform(0, 3.6)) : uniform(0.1, 3);
+			double		time = far ? 1.6e9 + uniform(-1e7, 1e7) : uniform(0, 5);
+
+			for (uint32_t d = 0; d < k; d++)
+				v[d] = far ? (d == 0 ? 5e5 : d == 1 ? 4.5e6 : 0) + uniform(-2e6, 2e6) : uniform(-50, 50);
+			for (int i = 0; i < n; i++)
+			{
+				if (i > 0)
+					for (uint32_t d = 0; d < k; d++)
+						v[i * k + d] = v[(i - 1) * k + d] + uniform(-step, step);
+				t[i] = time;
+				time += uniform(0.01, 1) * dt;
+			}
+		}
+		std::sort(t.begin(), t.end());
+		for (int i = 1; i < n; i++)
+			t[i] = std::max(t[i], std::nextafter(t[i - 1], INFINITY));
+		set.add(v, t);
+	}
+	return set;
+}
+
+/*
+ * The extent E of a pair: the distance between the corners of the box
+ * around both series, plus nu times their time range.
+ */
+long double
+pair_extent(const Set &a, uint32_t x, const Set &b, uint32_t y, const GeoaccTwedParams &p)
+{
+	const uint32_t k = a.dims;
+	std::vector<double> lo(k + 1, INFINITY), hi(k + 1, -INFINITY);
+
+	for (const auto &[set, s] : {std::make_pair(&a, x), std::make_pair(&b, y)})
+		for (uint64_t i = 0; i < set->length(s); i++)
+		{
+			for (uint32_t d = 0; d < k; d++)
+			{
+				lo[d] = std::min(lo[d], set->series_values(s)[i * k + d]);
+				hi[d] = std::max(hi[d], set->series_values(s)[i * k + d]);
+			}
+			lo[k] = std::min(lo[k], set->series_times(s)[i]);
+			hi[k] = std::max(hi[k], set->series_times(s)[i]);
+		}
+	return reference_lp(lo.data(), hi.data(), (int) k, p.degree, p.root)
+		+ (long double) p.nu * ((long double) hi[k] - lo[k]);
+}
+
+/*
+ * |float32 - float64| of a pair of n and m points as a fraction of the
+ * README's bound: 2^-22 (n + m) (d + q E), q = 1 with the root and p without
+ * it (rounding the points costs up to about 4 units of 2^-24 E per match,
+ * the sums 2 units of 2^-24 d per step).
+ */
+long double
+float32_error_in_bound(double d32, double d64, uint64_t n, uint64_t m, long double extent,
+							 const GeoaccTwedParams &p)
+{
+	const long double bound = (long double) (n + m) * ldexpl(1.0L, -22)
+		* ((long double) d64 + (p.root ? 1 : p.degree) * extent);
+
+	return fabsl((long double) d32 - d64) / bound;
 }
 
 std::vector<double>
@@ -521,30 +615,178 @@ TEST(twed_float32_rebases_values_and_times)
 	CHECK(close(d64, reference_pair(a, 0, b, 0, params(0.001, 1)), 1e-12));
 }
 
-TEST(twed_float32_order_follows_the_origin)
+TEST(twed_float32_either_order_to_the_bit)
 {
 	/*
-	 * float64: (a, b) and (b, a) to the bit.  float32 rebases to the first
-	 * point of a, so the two orders round differently (close, not equal),
-	 * unless both series start at the same point.
+	 * Each pair in the frame of one of its series, chosen by the pair alone:
+	 * (a, b) and (b, a) give the same bits in float32 too, for series of
+	 * different lengths, of equal lengths (the frame then follows the first
+	 * points) and with equal first points.
 	 */
-	for (uint32_t k : {1u, 2u, 3u})
+	for (uint32_t k : {1u, 2u, 3u, 5u})
+		for (int lengths = 0; lengths < 3; lengths++)
+		{
+			/* lengths 0: any; else equal, and with lengths == 2 the same first point and time */
+			const int	n = uniform_int(1, 300);
+			Set			a = far_float32_set(k, 1, lengths ? n : 1, lengths ? n : 300);
+			Set			b = far_float32_set(k, 1, lengths ? n : 1, lengths ? n : 300);
+
+			if (lengths == 2)
+			{
+				const double shift = a.times[0] - b.times[0];
+
+				std::copy(a.values.begin(), a.values.begin() + k, b.values.begin());
+				for (double &t : b.times)
+					t += shift;
+			}
+
+			const GeoaccTwedParams p32 = params(uniform(0, 0.01), uniform(0, 2), uniform_int(1, 4), true, true);
+			const double d32 = run(GEOACC_DEVICE_CPU, a, &b, p32)[0];
+
+			CHECK(run(GEOACC_DEVICE_CPU, b, &a, p32)[0] == d32);
+		}
+}
+
+TEST(twed_float32_pair_far_from_the_first_series)
+{
+	/*
+	 * Issue 11: with one origin for a whole matrix, the first point of its
+	 * first series, the pair (2, 3) of series far from series 1 came out 0
+	 * in float32 (11.004 in float64).  Each pair now has its own frame: the
+	 * matrix gives the bits of the pair alone, close to float64.
+	 */
+	Set			set,
+				two,
+				three;
+
+	set.add({0, 1, 2}, {1, 2, 3});
+	for (Set *s : {&set, &two})
+		s->add({1e9, 1e9, 1e9}, {1, 2, 3});
+	for (Set *s : {&set, &three})
+		s->add({1e9 + 7, 1e9 + 7, 1e9 + 7}, {1, 2, 3});
+
+	const GeoaccTwedParams p32 = params(0.001, 1, 2, true, true);
+	const std::vector<double> d32 = run(GEOACC_DEVICE_CPU, set, nullptr, p32);
+	const std::vector<double> d64 = run(GEOACC_DEVICE_CPU, set, nullptr, params(0.001, 1));
+
+	CHECK(fabs(d64[2] - 11.004) < 1e-9);
+	CHECK(d32[2] == run(GEOACC_DEVICE_CPU, two, &three, p32)[0]);
+	CHECK(close(d32[2], d64[2], 1e-6));
+	for (int q = 0; q < 2; q++)
+		CHECK(close(d32[q], d64[q], 1e-6));
+
+	/* trajectories: three vessels 1,000 km apart in UTM coordinates and epoch seconds, and in a matrix */
+	Set			tracks = far_float32_set(2, 12, 1, 200);
+	const std::vector<double> matrix = run(GEOACC_DEVICE_CPU, tracks, nullptr, p32);
+	uint64_t	q = 0;
+
+	for (uint32_t x = 0; x < tracks.count(); x++)
+		for (uint32_t y = x + 1; y < tracks.count(); y++, q++)
+		{
+			Set			sx,
+						sy;
+
+			sx.dims = sy.dims = 2;
+			sx.add(std::vector<double>(tracks.series_values(x), tracks.series_values(x) + 2 * tracks.length(x)),
+				   std::vector<double>(tracks.series_times(x), tracks.series_times(x) + tracks.length(x)));
+			sy.add(std::vector<double>(tracks.series_values(y), tracks.series_values(y) + 2 * tracks.length(y)),
+				   std::vector<double>(tracks.series_times(y), tracks.series_times(y) + tracks.length(y)));
+			CHECK(matrix[q] == run(GEOACC_DEVICE_CPU, sx, &sy, p32)[0]);
+		}
+}
+
+TEST(twed_float32_high_degrees_at_400_km)
+{
+	/*
+	 * Issue 11: degree 7 and a 400 km step overflowed float32 (Infinity
+	 * instead of 400001).  The scaled norm holds every degree; a distance
+	 * float32 cannot hold (the powered form, root => false) is an error.
+	 */
+	Set			a,
+				b;
+
+	a.dims = b.dims = 2;
+	a.add({5e5, 4.5e6, 9e5, 4.5e6}, {1.6e9, 1.6e9 + 60});
+	b.add({5e5, 4.5e6}, {1.6e9});
+	for (int degree = 1; degree <= 8; degree++)
 	{
-		Set			a = random_set(k, 1, 200, 300, 1.6e9);
-		Set			b = random_set(k, 1, 200, 300, 1.6e9);
-		const GeoaccTwedParams p64 = params(uniform(0, 0.01), uniform(0, 2));
-		const GeoaccTwedParams p32 = params(p64.nu, p64.lambda, 2, true, true);
-		const double d64 = run(GEOACC_DEVICE_CPU, a, &b, p64)[0];
-		const double d32 = run(GEOACC_DEVICE_CPU, a, &b, p32)[0];
-
-		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p64)[0] == d64);
-		CHECK(close(run(GEOACC_DEVICE_CPU, b, &a, p32)[0], d32, 1e-5));
-		CHECK(close(d32, d64, 1e-4));
-
-		share_first_point(a, b);
-		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p64)[0] == run(GEOACC_DEVICE_CPU, a, &b, p64)[0]);
-		CHECK(run(GEOACC_DEVICE_CPU, b, &a, p32)[0] == run(GEOACC_DEVICE_CPU, a, &b, p32)[0]);
+		CHECK(run(GEOACC_DEVICE_CPU, a, &b, params(0, 1, degree, true, true))[0] == 400001);
+		CHECK(run(GEOACC_DEVICE_CPU, a, &b, params(0, 1, degree, true))[0] == 400001);
 	}
+
+	/* a diagonal step of (300 km, 400 km) */
+	a.values[2] = 8e5;
+	a.values[3] = 4.9e6;
+	for (int degree = 2; degree <= 8; degree++)
+	{
+		const GeoaccTwedParams p = params(0.001, 1, degree, true);
+		const long double want = reference_pair(a, 0, b, 0, p);
+
+		CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, p)[0], want, 1e-12));
+		CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, params(0.001, 1, degree, true, true))[0], want, 1e-6));
+	}
+
+	/* 4e5^7 = 1.6e39 is beyond float32 (3.4e38): an error, not Infinity */
+	GeoaccTwedSet va = a.view(),
+				vb = b.view();
+	GeoaccTwedParams p32 = params(0, 1, 7, false, true);
+	double		out = 0;
+
+	CHECK(close(run(GEOACC_DEVICE_CPU, a, &b, params(0, 1, 7, false))[0], reference_pair(a, 0, b, 0, p32), 1e-12));
+	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &vb, &p32, &out) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(strstr(geoacc_status_message(), "a distance is out of range for float32") != nullptr);
+	p32.degree = 5;
+	CHECK_OK(geoacc_twed(GEOACC_DEVICE_CPU, &va, &vb, &p32, &out));
+	CHECK(close(out, reference_pair(a, 0, b, 0, p32), 1e-6));
+}
+
+TEST(twed_float32_error_bound_on_random_pairs)
+{
+	/* GEOACC_TWED_FLOAT32_SETS: how many random sets (the README's measurement ran 20,000) */
+	const char *sets_env = getenv("GEOACC_TWED_FLOAT32_SETS");
+	const int	sets = sets_env ? atoi(sets_env) : 150;
+	long double worst = 0,
+				worst_relative = 0,
+				worst_relative_spread = 0;
+	uint64_t	pairs = 0;
+
+	for (int round = 0; round < sets; round++)
+	{
+		/* without the root, powers of 400 km steps leave the float32 range beyond degree 4 */
+		const bool	root = uniform_int(0, 4) > 0;
+		const int	degree = root ? uniform_int(1, 8) : uniform_int(1, 4);
+		const double nu = uniform_int(0, 3) == 0 ? 0 : pow(10.0, uniform(-4, 1));
+		const double lambda = uniform_int(0, 3) == 0 ? 0 : pow(10.0, uniform(-1, 4));
+		const GeoaccTwedParams p64 = params(nu, lambda, degree, root);
+		const GeoaccTwedParams p32 = params(nu, lambda, degree, root, true);
+		const Set	set = far_float32_set(0, uniform_int(2, 8), 1, round % 10 == 0 ? 300 : 40);
+		const std::vector<double> d64 = run(GEOACC_DEVICE_CPU, set, nullptr, p64);
+		const std::vector<double> d32 = run(GEOACC_DEVICE_CPU, set, nullptr, p32);
+		uint64_t	q = 0;
+
+		for (uint32_t x = 0; x < set.count(); x++)
+			for (uint32_t y = x + 1; y < set.count(); y++, q++)
+			{
+				const long double extent = pair_extent(set, x, set, y, p64);
+				const long double error = float32_error_in_bound(d32[q], d64[q], set.length(x),
+																		set.length(y), extent, p64);
+				const long double relative = fabsl((long double) d32[q] - d64[q]) / d64[q];
+
+				if (!(error <= 1))
+					fprintf(stderr, "    %u x %u points, degree %d%s, nu %g, lambda %g: float32 %.9g, float64 %.17g, "
+							"extent %.6Lg: %.3Lg of the bound\n", (unsigned) set.length(x), (unsigned) set.length(y),
+							degree, root ? "" : " without the root", nu, lambda, d32[q], d64[q], extent, error);
+				CHECK(error <= 1);
+				worst = std::max(worst, error);
+				worst_relative = std::max(worst_relative, relative);
+				if (d64[q] >= extent)
+					worst_relative_spread = std::max(worst_relative_spread, relative
+													 / ((long double) (set.length(x) + set.length(y))));
+				pairs++;
+			}
+	}
+	printf("    %llu float32 pairs: worst error %.3Lg of the bound; worst relative error %.3Lg, "
+		   "%.3Lg x (n + m) where d >= E\n", (unsigned long long) pairs, worst, worst_relative, worst_relative_spread);
 }
 
 TEST(twed_bad_inputs)
@@ -601,7 +843,21 @@ TEST(twed_bad_inputs)
 	bad = good;
 	bad.values[0] = 1e300;
 	CHECK(status_of(bad, &good, p) == GEOACC_OK);
-	CHECK(rejects(good, &bad, params(1, 1, 2, true, true), "out of the float32 range"));
+	CHECK(rejects(good, &bad, params(1, 1, 2, true, true), "value 1 of the points spans"));
+	CHECK(strstr(geoacc_status_message(), "to 1e+300, too wide a range for float32") != nullptr);
+	/* one series alone is not enough: a pair moves one series into the frame of the other */
+	bad = Set();
+	bad.dims = 2;
+	bad.add({0, 0}, {0});
+	Set			far_away = bad;
+
+	far_away.values = {0, 1.8e38};
+	CHECK(rejects(bad, &far_away, params(1, 1, 2, true, true), "value 2 of the points spans 0 to 1.8e+38"));
+	far_away.values = {0, 1.6e38};
+	CHECK(status_of(bad, &far_away, params(1, 1, 2, true, true)) == GEOACC_OK);
+	far_away.values = {0, 0};
+	far_away.times = {-1.8e38};
+	CHECK(rejects(bad, &far_away, params(1, 1, 2, true, true), "the times span -1.8e+38 to 0, too wide a range"));
 	CHECK(geoacc_twed(GEOACC_DEVICE_CPU, nullptr, nullptr, &p, out) == GEOACC_ERR_INVALID_ARGUMENT);
 }
 
@@ -658,7 +914,6 @@ TEST(twed_gpu_matches_cpu_on_long_pairs)
 				Set			b = random_set(k, 1, shape[1], shape[1], 1.6e9);
 				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), k == 4 ? 3 : 2, true, float32);
 
-				/* float32 rebases to the first point of the first set: each order has its own CPU result */
 				CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == run(GEOACC_DEVICE_CPU, a, &b, p)[0]);
 				CHECK(run(GEOACC_DEVICE_GPU, b, &a, p)[0] == run(GEOACC_DEVICE_CPU, b, &a, p)[0]);
 			}
@@ -667,24 +922,75 @@ TEST(twed_gpu_matches_cpu_on_long_pairs)
 TEST(twed_gpu_long_pairs_in_either_order)
 {
 	REQUIRE_GPU();
-	/* one float32 origin for both orders: rows a or rows b, the same bits as the CPU in the first order */
-	const int	shapes[][2] = {{1, 5000}, {257, 33}, {700, 3000}, {2100, 1501}};
+	/* rows a or rows b, the same bits as the CPU in either order (float32: a frame chosen by the pair alone) */
+	const int	shapes[][2] = {{1, 5000}, {257, 33}, {700, 3000}, {2100, 1501}, {1500, 1500}};
 
-	for (uint32_t k : {1u, 2u, 3u})
+	for (uint32_t k : {1u, 2u, 3u, 4u})
 		for (const auto &shape : shapes)
 			for (int float32 = 0; float32 <= 1; float32++)
 			{
 				Set			a = random_set(k, 1, shape[0], shape[0], 1.6e9);
 				Set			b = random_set(k, 1, shape[1], shape[1], 1.6e9);
-
-				share_first_point(a, b);
-
-				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), 2, true, float32);
+				const GeoaccTwedParams p = params(uniform(0, 0.01), uniform(0, 2), k == 4 ? 3 : 2, true, float32);
 				const double cpu = run(GEOACC_DEVICE_CPU, a, &b, p)[0];
 
+				CHECK(run(GEOACC_DEVICE_CPU, b, &a, p)[0] == cpu);
 				CHECK(run(GEOACC_DEVICE_GPU, a, &b, p)[0] == cpu);
 				CHECK(run(GEOACC_DEVICE_GPU, b, &a, p)[0] == cpu);
 			}
+}
+
+TEST(twed_gpu_matches_cpu_on_far_float32_pairs)
+{
+	REQUIRE_GPU();
+	/*
+	 * Series far apart, near-duplicates and equal lengths, 1 to 5 values per
+	 * point (beyond 3 the moved rows go through memory): many short pairs
+	 * one warp each, a few long pairs (moved on the host), in both orders,
+	 * under a tiny memory cap too; and the error bound on the GPU's bits.
+	 */
+	long double worst = 0;
+
+	for (int round = 0; round < 40; round++)
+	{
+		const bool	root = round % 5 != 4;
+		const int	degree = root ? uniform_int(1, 8) : uniform_int(1, 4);
+		const GeoaccTwedParams p = params(pow(10.0, uniform(-4, 0)), pow(10.0, uniform(-1, 3)), degree, root, true);
+		const GeoaccTwedParams p64 = params(p.nu, p.lambda, degree, root);
+		const Set	a = far_float32_set((uint32_t) (round % 5 + 1), uniform_int(2, 30), 1, round % 4 == 0 ? 400 : 60);
+		const Set	b = far_float32_set(a.dims, uniform_int(1, 12), 1, 60);
+		const std::vector<double> gpu = run(GEOACC_DEVICE_GPU, a, nullptr, p);
+		const std::vector<double> d64 = run(GEOACC_DEVICE_CPU, a, nullptr, p64);
+		uint64_t	q = 0;
+
+		CHECK(same_bits(gpu, run(GEOACC_DEVICE_CPU, a, nullptr, p)));
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+		CHECK(same_bits(run(GEOACC_DEVICE_GPU, b, &a, p), run(GEOACC_DEVICE_CPU, b, &a, p)));
+		for (uint32_t x = 0; x < a.count(); x++)
+			for (uint32_t y = x + 1; y < a.count(); y++, q++)
+				worst = std::max(worst, float32_error_in_bound(gpu[q], d64[q], a.length(x), a.length(y),
+																	 pair_extent(a, x, a, y, p64), p64));
+		if (round % 8 == 0)
+		{
+			geoacc_gpu_set_memory_limit(uint64_t(256) << 10);
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+			geoacc_gpu_set_memory_limit(0);
+		}
+	}
+	CHECK(worst <= 1);
+
+	/* few pairs of 2^16 cells or more run as long pairs, here of equal lengths too, in both orders */
+	for (uint32_t k : {1u, 2u, 4u})
+		for (int n : {700, 2100})
+		{
+			const Set	a = far_float32_set(k, 3, n, n);
+			const Set	b = far_float32_set(k, 2, n / 2, n);
+			const GeoaccTwedParams p = params(0.001, 1, k == 4 ? 5 : 2, true, true);
+
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, nullptr, p), run(GEOACC_DEVICE_CPU, a, nullptr, p)));
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, a, &b, p), run(GEOACC_DEVICE_CPU, a, &b, p)));
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, b, &a, p), run(GEOACC_DEVICE_CPU, b, &a, p)));
+		}
 }
 
 TEST(twed_gpu_matches_cpu_on_mixed_pairs)

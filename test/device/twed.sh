@@ -6,21 +6,26 @@
 #      points (nu = 0.001, lambda = 1) on the GPU in float64 and float32, on the CPU twin and in a plain
 #      C implementation of the recurrence, up to n = 2^15 on the CPU (larger CPU runs are skipped, not
 #      extrapolated); all 179,700 pairs of the UCI synthetic control set; 10,000 x 10,000 MNIST digits
-#      (28 steps in R^28, times 0..27, nu = lambda = 1) on the GPU, 300 x 300 of them on the CPU.
-#      Cell updates per second; GPU and CPU twin must agree to the bit.
+#      (28 steps in R^28, times 0..27, nu = lambda = 1) on the GPU, 300 x 300 of them on the CPU; all pairs
+#      of 2,000 trajectories in UTM coordinates and epoch seconds, far apart (float32 far from the
+#      origin). Cell updates per second in float64 and float32; GPU and CPU twin must agree to the bit in
+#      both; float32 against float64 as a relative difference and as a fraction of the README's bound.
+#   1b. float32: the core tests of float32 (the README's error bound on 5,000 random sets on the CPU
+#      twin) and every TWED GPU core test (GPU = CPU twin bit for bit, float32 far from the origin and
+#      the bound on the GPU's results included).
 #   2. End to end in PostgreSQL: gpu_twed on single pairs, gpu_twed_matrix on the UCI set, on all pairs
 #      of the real AIS tracks and one against many MNIST digits, the nearest neighbours of an AIS
 #      track; the GPU path and the CPU path of the same query, and that both return the same.
 #   3. Cancellation: statement_timeout = 1s on a pair of 2^20 points (about 10^12 cells).
 #
-# Prints markdown tables; about 3 minutes on an H200 with 16 cores.
+# Prints markdown tables; about 5 minutes on an H200 with 16 cores.
 set -euo pipefail
 db=${BENCH_DB:-geoacc_bench}
 export PGDATABASE=$db
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-make -s test/bench/twed_bench
+make -s test/bench/twed_bench test/core/geoacc_core_tests
 zcat data/twed/mnist_10k.u8.gz > "$work/mnist.u8"
 
 echo "twed benchmark: $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'),"\
@@ -37,6 +42,13 @@ echo
 timeout 120 test/bench/twed_bench uci data/twed/uci_synthetic_control.data || echo "(failed)"
 echo
 timeout 180 test/bench/twed_bench mnist "$work/mnist.u8" 10000 300 || echo "(failed)"
+echo
+timeout 180 test/bench/twed_bench far 2000 400 100 || echo "(failed)"
+echo
+echo "## twed: float32 core tests (the README's bound; GPU = CPU twin)"
+echo
+GEOACC_TWED_FLOAT32_SETS=5000 timeout 300 test/core/geoacc_core_tests twed_float32 || echo "(failed)"
+timeout 300 test/core/geoacc_core_tests twed_gpu || echo "(failed)"
 
 echo
 echo "## twed: data"
@@ -120,6 +132,9 @@ ais_cells=$(psql -X -At -c "SELECT ((sum(n)::float8 ^ 2 - sum(n::float8 ^ 2)) / 
 	FROM (SELECT ST_NPoints(traj) AS n FROM ais_tracks) t")
 row "gpu_twed_matrix, AIS all pairs of tracks" "$ais_cells" \
 	"SELECT count(*) || ' ' || sum(distance) FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks', NULL, 0.001, 1)" cpu
+row "gpu_twed_matrix, AIS all pairs of tracks, float32" "$ais_cells" \
+	"SELECT count(*) || ' ' || sum(distance) FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks', NULL, 0.001, 1,
+		float32 => true)" cpu
 row "gpu_twed_matrix, MNIST 1,000 x 10,000 (10^7 rows)" 7840000000 \
 	"SELECT count(*) || ' ' || sum(distance) FROM gpu_twed_matrix('SELECT id, vals FROM mnist WHERE id <= 1000',
 		'SELECT id, vals FROM mnist', 1, 1)"

@@ -4,7 +4,8 @@ Seeded fuzzing of geoacc's SQL functions against a running server.
 
 For each function: valid random inputs checked against an independent
 reference (PostGIS ST_Simplify for simplification, a numeric-precision
-PL/pgSQL TWED, the scalar TWED for the matrix, the serial density raster
+PL/pgSQL TWED (float32 within the README's bound), the scalar TWED for the
+matrix, the serial density raster
 for the same input in a different order), edge inputs, and hostile inputs
 that must end in a result or a clean ERROR -- never an internal error
 (SQLSTATE XX000) and never a server restart, which is checked after every
@@ -180,6 +181,50 @@ def case_twed(rng):
     return "fuzz_close(%s, %s, 1e-12)" % (call, ref)
 
 
+def far_series(rng, dims, n, like=None):
+    """A random walk in UTM-sized coordinates with epoch times (steps of up to 400 km, starts up to 2,000 km
+    apart), or with `like` a near-duplicate of that series: its points displaced by a little noise."""
+    if like:
+        vals, ts = like
+        noise = 10 ** rng.uniform(-6, 4)
+        idx = [min(len(ts) - 1, i * len(ts) // n) for i in range(n)]
+        vals = [[x + rng.uniform(-noise, noise) for x in vals[j]] for j in idx]
+        return vals, [ts[j] + rng.uniform(0, 1) + i for i, j in enumerate(idx)]
+    step, dt = 10 ** rng.uniform(0, 5.6), 10 ** rng.uniform(0, 3.6)
+    p = [(5e5 if d == 0 else 4.5e6 if d == 1 else 0) + rng.uniform(-2e6, 2e6) for d in range(dims)]
+    t = 1.6e9 + rng.uniform(-1e7, 1e7)
+    vals, ts = [], []
+    for _ in range(n):
+        vals.append(list(p))
+        ts.append(t)
+        p = [x + rng.uniform(-step, step) for x in p]
+        t += rng.uniform(0.01, 1) * dt
+    return vals, ts
+
+
+def case_twed_float32(rng):
+    """float32 against the numeric reference, within the README's bound 2^-22 (n + m) (d + q E), on series
+    far from each other and from 0: E is the distance between the corners of the box around the pair plus
+    nu times its time range, q = 1 with the root and the degree without it."""
+    dims = rng.choice([1, 2, 3, 4])
+    root = rng.random() < 0.8
+    degree = rng.randint(1, 8) if root else rng.randint(1, 4)   # without the root, powers of 400 km leave float32
+    a, ta = far_series(rng, dims, rng.randint(1, 12))
+    b, tb = far_series(rng, dims, rng.randint(1, 12), (a, ta) if rng.random() < 0.4 else None)
+    nu, lam = rng.choice([0, 1e-3, 0.1, 1]), rng.choice([0, 1, 100, 1e4])
+    lo = [min(p[d] for p in a + b) for d in range(dims)]
+    hi = [max(p[d] for p in a + b) for d in range(dims)]
+    powered = sum((h - l) ** degree for l, h in zip(lo, hi))
+    extent = (powered ** (1.0 / degree) if root else powered) + nu * (max(ta + tb) - min(ta + tb))
+    q = 1 if root else degree
+    call = "gpu_twed(%s, %s, %s, %s, %s, %s, %d, %s, true)" % (arr2(a), arr(ta), arr2(b), arr(tb), num(nu),
+                                                                num(lam), degree, "true" if root else "false")
+    ref = "fuzz_twed_reference(%s, %s, %s, %s, %s, %s, %d, %s)" % (exact2(a), exact(ta), exact2(b), exact(tb),
+                                                                    num(nu), num(lam), degree,
+                                                                    "true" if root else "false")
+    return "fuzz_within(%s, %s, %r, %r)" % (call, ref, 2.0 ** -22 * (len(a) + len(b)), q * extent)
+
+
 def case_twed_matrix(rng):
     if rng.random() < 0.5:
         sql = rng.choice([
@@ -199,11 +244,15 @@ def case_twed_matrix(rng):
         return "fuzz_try(%s)" % quote("SELECT count(*) FROM gpu_twed_matrix('%s', %s, %s, %s)" %
                                       (sql, b, hostile_float(rng), hostile_float(rng)))
     dims = rng.choice([1, 2])
-    rows = [series(rng, dims) for _ in range(rng.randint(1, 5))]
+    # a distance depends on its pair alone, in float32 too (each pair in the frame of one of its series)
+    float32 = rng.choice(["false", "true"])
+    far = rng.random() < 0.3
+    rows = [far_series(rng, dims, rng.randint(1, 9)) if far else series(rng, dims, float32 == "false")
+            for _ in range(rng.randint(1, 5))]
     values = " UNION ALL ".join("SELECT %d, %s, %s" % (i, arr2(v), arr(t)) for i, (v, t) in enumerate(rows))
-    return ("(SELECT bool_and(m.distance = gpu_twed(x.v, x.t, y.v, y.t, 1, 1)) IS NOT FALSE "
-            "FROM gpu_twed_matrix(%s, NULL, 1, 1) m JOIN (%s) x(id, v, t) ON x.id = m.a_id "
-            "JOIN (%s) y(id, v, t) ON y.id = m.b_id)" % (quote(values), values, values))
+    return ("(SELECT bool_and(m.distance = gpu_twed(x.v, x.t, y.v, y.t, 1, 1, float32 => %s)) IS NOT FALSE "
+            "FROM gpu_twed_matrix(%s, NULL, 1, 1, float32 => %s) m JOIN (%s) x(id, v, t) ON x.id = m.a_id "
+            "JOIN (%s) y(id, v, t) ON y.id = m.b_id)" % (float32, quote(values), float32, values, values))
 
 
 def case_density(rng):
@@ -339,6 +388,7 @@ def case_mesh_clip(rng):
 FUNCTIONS = {
     "simplify": case_simplify,
     "twed": case_twed,
+    "twed_float32": case_twed_float32,
     "twed_matrix": case_twed_matrix,
     "density_raster": case_density,
     "raster_png": case_png,

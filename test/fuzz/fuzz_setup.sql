@@ -69,6 +69,21 @@ BEGIN
 END
 $$;
 
+-- float32 against the reference: |got - want| <= scale * (want + extent), the README's bound
+-- 2^-22 (n + m) (d + q E) with scale = 2^-22 (n + m) and extent = q E.
+CREATE OR REPLACE FUNCTION fuzz_within(got float8, want numeric, scale float8, extent float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF got IS NULL OR want IS NULL OR got = 'Infinity' OR got = 'NaN'
+		OR abs(got::text::numeric - want) > scale::numeric * (want + extent::numeric) THEN
+		PERFORM set_config('fuzz.detail', format('got %s, want %s, allowed %s', got, want,
+			scale::numeric * (want + extent::numeric)), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
 -- The Lp distance of the definition, in numeric, between points given as 1 x k arrays; the powers
 -- are taken of |x - y| / max |x - y|, exactly the same sum scaled, since numeric's own powers of
 -- small numbers lose their digits past its scale limit.
