@@ -432,9 +432,43 @@ twed_triangle_index(uint64_t x, uint64_t y, uint64_t n)
 /* Work between interrupt polls: geoacc_twed_set_poll_ops(), else `default_ops`. */
 uint64_t	twed_poll_ops(uint64_t default_ops);
 
-/* GPU implementations (twed.cu): distances in the order of geoacc_twed. */
+/* GPU implementation (twed.cu): distances in the order of geoacc_twed. */
 void		twed_gpu(const TwedJob<double> &job, double *distances);
 void		twed_gpu(const TwedJob<float> &job, double *distances);
+
+/* Which pairs the GPU computes one warp each (short pairs) rather than as long pairs. */
+template <class T>
+struct TwedPairRouting
+{
+	std::vector<bool> a_fits;	/* the series fits in a group of the batch */
+	std::vector<bool> b_fits;
+	uint64_t	max_cells;		/* of a pair computed by one warp */
+
+	bool		batch(const TwedJob<T> &job, uint32_t x, uint32_t y) const
+	{
+		return a_fits[x] && b_fits[y] && job.a->length(x) * job.b->length(y) <= max_cells;
+	}
+};
+
+/*
+ * twed_short_pairs.cu: the short pairs between group ga of a (indices into
+ * job.a) and group gb: the pairs x < y within ga when `diagonal` (a symmetric
+ * job's own group), else every (x, y); distances to their places in the
+ * job's order, within `avail` bytes of device memory.
+ */
+template <class T>
+void		twed_short_pairs_gpu(const TwedJob<T> &job, const TwedPairRouting<T> &routing,
+								 const std::vector<uint32_t> &ga, const std::vector<uint32_t> &gb, bool diagonal,
+								 uint64_t avail, double *distances);
+
+/*
+ * twed_long_pairs.cu: TWED of one long pair, rows series ri of rs (the
+ * longer; in float32 already in the frame of the columns), columns series ci
+ * of cs, within `budget` bytes of device memory.
+ */
+template <class T>
+double		twed_long_pair_gpu(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri,
+							   const TwedSeriesSet<T> &cs, uint32_t ci, uint64_t budget);
 
 }								/* namespace geoacc */
 
