@@ -17,8 +17,8 @@ namespace
 {
 
 /* Poll for interrupts after this many points or output rows' worth of terms. */
-constexpr uint32_t points_between_polls = 1u << 16;
-constexpr uint64_t terms_between_polls = 1ull << 24;
+constexpr uint32_t POINTS_BETWEEN_POLLS = 1u << 16;
+constexpr uint64_t TERMS_BETWEEN_POLLS = 1ull << 24;
 
 /* Cells of the grid with its margin, row by row. */
 template <class T>
@@ -39,7 +39,7 @@ density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 
 	for (uint32_t i = 0; i < points.n; i++)
 	{
-		if (i % points_between_polls == 0)
+		if (i % POINTS_BETWEEN_POLLS == 0)
 			check_interrupt();
 		density_point<T>(g, points, i, add);
 	}
@@ -91,7 +91,7 @@ density_convolve_cpu(uint32_t width, uint32_t height, const T *cells, const doub
 				}
 			}
 			terms += (uint64_t) size * size;
-			if (terms >= terms_between_polls)
+			if (terms >= TERMS_BETWEEN_POLLS)
 			{
 				check_interrupt();
 				terms = 0;

@@ -20,12 +20,12 @@ namespace geoacc
 namespace
 {
 
-constexpr unsigned int project_threads = 256;
-constexpr uint32_t points_per_launch = 1u << 20;
-constexpr int tile_width = 32;
-constexpr int tile_height = 8;
+constexpr unsigned int PROJECT_THREADS = 256;
+constexpr uint32_t POINTS_PER_LAUNCH = 1u << 20;
+constexpr int TILE_WIDTH = 32;
+constexpr int TILE_HEIGHT = 8;
 /* kernel terms per convolution launch: milliseconds even on a GPU slow at FP64 */
-constexpr uint64_t terms_per_launch = 1ull << 33;
+constexpr uint64_t TERMS_PER_LAUNCH = 1ull << 33;
 
 __constant__ double c_weights[GEOACC_DENSITY_MAX_KERNEL_SIZE * GEOACC_DENSITY_MAX_KERNEL_SIZE];
 
@@ -82,14 +82,14 @@ convolve_kernel(const T *cells, uint32_t in_first, uint32_t in_rows, uint32_t wi
 {
 	extern __shared__ double tile[];
 	int			h = size / 2;
-	int			pitch = tile_width + 2 * h;
-	int			tile_rows = tile_height + 2 * h;
+	int			pitch = TILE_WIDTH + 2 * h;
+	int			tile_rows = TILE_HEIGHT + 2 * h;
 	int64_t		grid_columns = (int64_t) width + 2 * h;
-	int64_t		row0 = (int64_t) out_first + (int64_t) blockIdx.y * tile_height;
-	int64_t		col0 = (int64_t) blockIdx.x * tile_width;
+	int64_t		row0 = (int64_t) out_first + (int64_t) blockIdx.y * TILE_HEIGHT;
+	int64_t		col0 = (int64_t) blockIdx.x * TILE_WIDTH;
 
-	for (int idx = threadIdx.y * tile_width + threadIdx.x; idx < pitch * tile_rows;
-		 idx += tile_width * tile_height)
+	for (int idx = threadIdx.y * TILE_WIDTH + threadIdx.x; idx < pitch * tile_rows;
+		 idx += TILE_WIDTH * TILE_HEIGHT)
 	{
 		int64_t		r = row0 + idx / pitch;
 		int64_t		c = col0 + idx % pitch;
@@ -124,7 +124,7 @@ convolve_kernel(const T *cells, uint32_t in_first, uint32_t in_rows, uint32_t wi
 size_t
 convolve_shared_bytes(int size)
 {
-	return sizeof(double) * (tile_width + size - 1) * (tile_height + size - 1);
+	return sizeof(double) * (TILE_WIDTH + size - 1) * (TILE_HEIGHT + size - 1);
 }
 
 }								/* namespace */
@@ -138,7 +138,7 @@ density_project_device(const DensityGeometry &g, const GeoaccDensityPoints &d_po
 
 	if (end > first)
 	{
-		project_kernel<T><<<blocks_for(end - first, project_threads), project_threads, 0, stream()>>>(
+		project_kernel<T><<<blocks_for(end - first, PROJECT_THREADS), PROJECT_THREADS, 0, stream()>>>(
 			g, d_points, first, end, cells);
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
@@ -159,8 +159,8 @@ void
 density_convolve_device(const T *d_cells, uint32_t in_first, uint32_t in_rows, uint32_t width, double *d_out,
 						uint32_t out_first, uint32_t out_rows, int size)
 {
-	dim3		threads(tile_width, tile_height);
-	dim3		blocks((width + tile_width - 1) / tile_width, (out_rows + tile_height - 1) / tile_height);
+	dim3		threads(TILE_WIDTH, TILE_HEIGHT);
+	dim3		blocks((width + TILE_WIDTH - 1) / TILE_WIDTH, (out_rows + TILE_HEIGHT - 1) / TILE_HEIGHT);
 
 	if (out_rows == 0)
 		return;
@@ -235,10 +235,10 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 				if (with_values)
 					d_values.upload(points.values + base, end - base);
 			}
-			for (uint32_t i = first; i < end; i += points_per_launch)
+			for (uint32_t i = first; i < end; i += POINTS_PER_LAUNCH)
 			{
 				density_project_device(g, d_points, i - base,
-									   std::min<uint64_t>(end, (uint64_t) i + points_per_launch) - base,
+									   std::min<uint64_t>(end, (uint64_t) i + POINTS_PER_LAUNCH) - base,
 									   d_cells.data(), row_first, row_end);
 				sync_and_check_interrupt();
 			}
@@ -271,7 +271,7 @@ density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const doub
 
 	/* at most the raster's height: a small raster's quotient does not fit in 32 bits */
 	uint32_t	launch_rows = (uint32_t) std::min<uint64_t>(height, std::max<uint64_t>(
-		tile_height, terms_per_launch / ((uint64_t) width * size * size) / tile_height * tile_height));
+		TILE_HEIGHT, TERMS_PER_LAUNCH / ((uint64_t) width * size * size) / TILE_HEIGHT * TILE_HEIGHT));
 	DeviceBuffer<T> d_cells((size_t) (band_rows + 2 * h) * grid_columns);
 	DeviceBuffer<double> d_out((size_t) band_rows * width);
 

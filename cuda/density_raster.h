@@ -32,10 +32,10 @@ namespace geoacc
 {
 
 /* Segments longer than this many cells are not interpolated (k / n stays exact). */
-constexpr double density_max_steps = 4503599627370496.0;	/* 2^52 */
+constexpr double DENSITY_MAX_STEPS = 4503599627370496.0;	/* 2^52 */
 
 /* One unit of a weighted sum. */
-constexpr double density_fixed_one = 4294967296.0;	/* 2^GEOACC_DENSITY_FIXED_BITS */
+constexpr double DENSITY_FIXED_ONE = 4294967296.0;	/* 2^GEOACC_DENSITY_FIXED_BITS */
 
 /* The extent in the form the projection uses. */
 struct DensityGeometry
@@ -110,7 +110,7 @@ density_steps(double u0, double v0, double u1, double v1)
 GEOACC_HD bool
 density_interpolated(const DensityGeometry &g, double n)
 {
-	return g.interpolate && n >= 2.0 && n <= density_max_steps;
+	return g.interpolate && n >= 2.0 && n <= DENSITY_MAX_STEPS;
 }
 
 /*
@@ -177,7 +177,7 @@ density_samples(const DensityGeometry &g, double u0, double v0, double u1, doubl
 GEOACC_HD int64_t
 density_fixed(double value, double shares)
 {
-	return (int64_t) floor(value * density_fixed_one / shares + 0.5);
+	return (int64_t) floor(value * DENSITY_FIXED_ONE / shares + 0.5);
 }
 
 /* The value of a cell for the convolution. */
@@ -190,7 +190,7 @@ density_cell_value(uint32_t count)
 GEOACC_HD double
 density_cell_value(int64_t sum)
 {
-	return (double) sum * (1.0 / density_fixed_one);
+	return (double) sum * (1.0 / DENSITY_FIXED_ONE);
 }
 
 /*

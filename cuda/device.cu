@@ -15,10 +15,10 @@ namespace
 
 enum class GpuState
 {
-	Untried, Ready, Absent, Disabled
+	UNTRIED, READY, ABSENT, DISABLED
 };
 
-GpuState	gpu_state = GpuState::Untried;
+GpuState	gpu_state = GpuState::UNTRIED;
 char		absent_reason[512];
 cudaStream_t geoacc_stream;
 uint64_t	memory_limit_setting;	/* 0: automatic */
@@ -68,7 +68,7 @@ cuda_fail(cudaError_t err, const char *what, const char *file, int line)
 {
 	if (is_sticky(err))
 	{
-		gpu_state = GpuState::Disabled;
+		gpu_state = GpuState::DISABLED;
 		fail(GEOACC_ERR_DEVICE_DISABLED, "CUDA error %s (%s) in %s at %s:%d; the GPU is disabled for this process",
 			 cudaGetErrorName(err), cudaGetErrorString(err), what, file, line);
 	}
@@ -84,13 +84,13 @@ require_gpu()
 {
 	switch (gpu_state)
 	{
-		case GpuState::Ready:
+		case GpuState::READY:
 			return;
-		case GpuState::Disabled:
+		case GpuState::DISABLED:
 			fail(GEOACC_ERR_DEVICE_DISABLED, "the GPU was disabled in this process by an earlier CUDA error");
-		case GpuState::Absent:
+		case GpuState::ABSENT:
 			fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
-		case GpuState::Untried:
+		case GpuState::UNTRIED:
 			break;
 	}
 
@@ -105,7 +105,7 @@ require_gpu()
 		else
 			snprintf(absent_reason, sizeof(absent_reason), "CUDA reports no devices");
 		cudaGetLastError();
-		gpu_state = GpuState::Absent;
+		gpu_state = GpuState::ABSENT;
 		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
 	}
 
@@ -122,12 +122,12 @@ require_gpu()
 		snprintf(absent_reason, sizeof(absent_reason), "CUDA initialisation failed with %s: %s",
 				 cudaGetErrorName(err), cudaGetErrorString(err));
 		cudaGetLastError();
-		gpu_state = GpuState::Absent;
+		gpu_state = GpuState::ABSENT;
 		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
 	}
 	memory_limit_auto = free_bytes / 10 * 9;
 	live_allocations = new std::unordered_map<void *, size_t>();
-	gpu_state = GpuState::Ready;
+	gpu_state = GpuState::READY;
 }
 
 cudaStream_t
@@ -177,7 +177,7 @@ device_free(void *ptr)
 		return;
 	memory_in_use -= it->second;
 	live_allocations->erase(it);
-	if (gpu_state == GpuState::Ready)
+	if (gpu_state == GpuState::READY)
 		cudaFree(ptr);			/* errors here are reported by the next call */
 }
 
@@ -206,14 +206,14 @@ geoacc_gpu_init(void)
 extern "C" int
 geoacc_gpu_disabled(void)
 {
-	return gpu_state == GpuState::Disabled;
+	return gpu_state == GpuState::DISABLED;
 }
 
 extern "C" GeoaccStatus
 geoacc_gpu_device_count(int *count)
 {
 	*count = 0;
-	if (gpu_state == GpuState::Disabled)
+	if (gpu_state == GpuState::DISABLED)
 		return GEOACC_OK;
 	if (cudaGetDeviceCount(count) != cudaSuccess)
 	{
@@ -246,7 +246,7 @@ geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info)
 		 * Free memory needs a context on the device: known only for the one this
 		 * process already uses, so that listing devices opens no context on the others.
 		 */
-		if (gpu_state == GpuState::Ready && cudaGetDevice(&current) == cudaSuccess && current == ordinal
+		if (gpu_state == GpuState::READY && cudaGetDevice(&current) == cudaSuccess && current == ordinal
 			&& cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
 		{
 			info->free_memory = free_bytes;
@@ -271,13 +271,13 @@ geoacc_gpu_fail_allocations(int count)
 extern "C" uint64_t
 geoacc_gpu_memory_limit(void)
 {
-	return gpu_state == GpuState::Ready ? memory_limit() : 0;
+	return gpu_state == GpuState::READY ? memory_limit() : 0;
 }
 
 extern "C" uint64_t
 geoacc_gpu_memory_available(void)
 {
-	if (gpu_state != GpuState::Ready || memory_in_use >= memory_limit())
+	if (gpu_state != GpuState::READY || memory_in_use >= memory_limit())
 		return 0;
 	return memory_limit() - memory_in_use;
 }

@@ -40,7 +40,7 @@ namespace geoacc
 namespace
 {
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned THREADS = 256;
 
 /* Device bytes per face of a chunk, at worst: indices, counts, offsets, 7 triangles and 9 new points. */
 uint64_t
@@ -229,9 +229,9 @@ clip_chunk(DeviceMesh &m, const MeshClipBox &box, const uint32_t *d_faces, uint3
 {
 	DeviceBuffer<uint32_t> d_tri_counts(nfaces), d_point_counts(nfaces);
 	DeviceBuffer<uint32_t> d_tri_offsets(nfaces), d_point_offsets(nfaces);
-	const unsigned blocks = blocks_for(nfaces, kThreads);
+	const unsigned blocks = blocks_for(nfaces, THREADS);
 
-	count_kernel<<<blocks, kThreads, 0, stream()>>>(m.positions.data(), d_faces, nfaces, m.codes.data(), box,
+	count_kernel<<<blocks, THREADS, 0, stream()>>>(m.positions.data(), d_faces, nfaces, m.codes.data(), box,
 													d_tri_counts.data(), d_point_counts.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 
@@ -251,7 +251,7 @@ clip_chunk(DeviceMesh &m, const MeshClipBox &box, const uint32_t *d_faces, uint3
 	out.keys.resize(npoints);
 	out.positions.resize(npoints * 3);
 	out.attributes.resize(npoints * m.k);
-	write_kernel<<<blocks, kThreads, 0, stream()>>>(m.positions.data(), m.attributes.data(), m.k, d_faces, nfaces,
+	write_kernel<<<blocks, THREADS, 0, stream()>>>(m.positions.data(), m.attributes.data(), m.k, d_faces, nfaces,
 													m.codes.data(), box, d_tri_offsets.data(),
 													d_point_offsets.data(), slot_base, out.refs.data(),
 													out.keys.data(), out.positions.data(),
@@ -307,7 +307,7 @@ assemble_on_device(DeviceMesh &m, DeviceChunk &c, GeoaccMeshResult &result, Geoa
 
 	if (n > 0)
 	{
-		iota_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(d_slots.data(), n);
+		iota_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_slots.data(), n);
 		GEOACC_CUDA_CHECK_LAUNCH();
 		temp_bytes = 0;
 		GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, slots, n, 0, 64, stream()));
@@ -331,7 +331,7 @@ assemble_on_device(DeviceMesh &m, DeviceChunk &c, GeoaccMeshResult &result, Geoa
 		}
 		GEOACC_CUDA_TRY(cudaMemcpyAsync(&nunique, d_runs.data() + n - 1, 4, cudaMemcpyDeviceToHost, stream()));
 		GEOACC_CUDA_TRY(cudaStreamSynchronize(stream()));
-		rank_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(slots.Current(), d_runs.data(), n, nused,
+		rank_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(slots.Current(), d_runs.data(), n, nused,
 																		d_rank.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
@@ -340,14 +340,14 @@ assemble_on_device(DeviceMesh &m, DeviceChunk &c, GeoaccMeshResult &result, Geoa
 	DeviceBuffer<double> d_out_positions((size_t) nout * 3);
 	DeviceBuffer<float> d_out_attributes((size_t) nout * k);
 
-	gather_used_kernel<<<blocks_for(nv, kThreads), kThreads, 0, stream()>>>(m.positions.data(), m.attributes.data(),
+	gather_used_kernel<<<blocks_for(nv, THREADS), THREADS, 0, stream()>>>(m.positions.data(), m.attributes.data(),
 																			k, m.used.data(), d_remap.data(), nv,
 																			d_out_positions.data(),
 																			d_out_attributes.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	if (n > 0)
 	{
-		gather_new_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(keys.Current(), slots.Current(),
+		gather_new_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(keys.Current(), slots.Current(),
 																			  d_runs.data(), n, nused,
 																			  c.positions.data(), c.attributes.data(),
 																			  k, d_out_positions.data(),
@@ -359,7 +359,7 @@ assemble_on_device(DeviceMesh &m, DeviceChunk &c, GeoaccMeshResult &result, Geoa
 
 	if (nrefs > 0)
 	{
-		renumber_kernel<<<blocks_for(nrefs, kThreads), kThreads, 0, stream()>>>(c.refs.data(), nrefs,
+		renumber_kernel<<<blocks_for(nrefs, THREADS), THREADS, 0, stream()>>>(c.refs.data(), nrefs,
 																				d_remap.data(), d_rank.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
@@ -407,7 +407,7 @@ clip_box(const GeoaccMesh &mesh, DeviceMesh &m, const MeshClipBox &box, GeoaccMe
 
 	if (m.nvertices > 0)
 	{
-		outcode_kernel<<<blocks_for(m.nvertices, kThreads), kThreads, 0, stream()>>>(m.positions.data(), m.nvertices,
+		outcode_kernel<<<blocks_for(m.nvertices, THREADS), THREADS, 0, stream()>>>(m.positions.data(), m.nvertices,
 																					 box, m.codes.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 		GEOACC_CUDA_TRY(cudaMemsetAsync(m.used.data(), 0, m.nvertices, stream()));

@@ -11,14 +11,14 @@
  * segments are renumbered by prefix sums; rounds repeat until no segment
  * is left; one download of the keep flags.
  *
- * A segment with at most kShortSegment interior vertices is finished by one
+ * A segment with at most SHORT_SEGMENT interior vertices is finished by one
  * thread running the sequential DP (dp_range, the function the CPU twin
- * runs), one with at most kWarpSegment by one warp (the keys of a segment
+ * runs), one with at most WARP_SEGMENT by one warp (the keys of a segment
  * spread over the lanes), so the rounds only see segments longer than that:
  * on trajectories of a few thousand vertices there are none, and every
  * vertex is read by one launch.
  * Tolerance 0 (planar) is PostGIS's forward walk: one thread per
- * trajectory, resumed over launches of at most kWalkSteps vertices.
+ * trajectory, resumed over launches of at most WALK_STEPS vertices.
  */
 #include "cuda_util.cuh"
 #include "primitives.h"
@@ -39,8 +39,8 @@ namespace geoacc
 namespace
 {
 
-constexpr uint32_t kWalkSteps = 8192;	/* tolerance-0 vertices per thread and launch */
-constexpr unsigned kThreads = 256;
+constexpr uint32_t WALK_STEPS = 8192;	/* tolerance-0 vertices per thread and launch */
+constexpr unsigned THREADS = 256;
 
 struct ToValueIndex
 {
@@ -97,10 +97,10 @@ settle_kernel(PointArrays p, const Span *candidates, uint32_t n, double toleranc
 	Span		s = candidates[c];
 	uint32_t	interior = s.b > s.a ? s.b - s.a - 1 : 0;
 
-	long_flags[c] = interior > kWarpSegment;
-	if (interior > 0 && interior <= kShortSegment)
+	long_flags[c] = interior > WARP_SEGMENT;
+	if (interior > 0 && interior <= SHORT_SEGMENT)
 	{
-		uint32_t	stack[kShortSegment + 1];
+		uint32_t	stack[SHORT_SEGMENT + 1];
 		NoPoll		no_poll;
 
 		dp_range<D>(p, s.a, s.b, tolerance_sq, keep, stack, no_poll);
@@ -142,7 +142,7 @@ warp_settle_kernel(PointArrays p, const Span *candidates, uint32_t n, double tol
 	const Span	s = candidates[c];
 	const uint32_t interior = s.b > s.a ? s.b - s.a - 1 : 0;
 
-	if (interior <= kShortSegment || interior > kWarpSegment)
+	if (interior <= SHORT_SEGMENT || interior > WARP_SEGMENT)
 		return;
 
 	uint32_t	first = s.a;
@@ -268,7 +268,7 @@ walk_start_kernel(const uint32_t *offsets, uint32_t ntrajectories, uint32_t *nex
 	kept[t] = offsets[t];
 }
 
-/* Advance each trajectory's tolerance-0 walk by up to kWalkSteps vertices. */
+/* Advance each trajectory's tolerance-0 walk by up to WALK_STEPS vertices. */
 __global__ void
 walk_kernel(PointArrays p, const uint32_t *offsets, uint32_t ntrajectories, uint32_t *next, uint32_t *kept,
 			uint8_t *keep, uint32_t *unfinished)
@@ -287,7 +287,7 @@ walk_kernel(PointArrays p, const uint32_t *offsets, uint32_t ntrajectories, uint
 
 	uint32_t	k = kept[t];
 
-	i = tolerance0_walk(p, i, end - 1, k, kWalkSteps, keep);
+	i = tolerance0_walk(p, i, end - 1, k, WALK_STEPS, keep);
 	next[t] = i;
 	kept[t] = k;
 	if (i < end - 1)
@@ -381,10 +381,10 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 {
 	while (ncandidates > 0)
 	{
-		settle_kernel<D><<<blocks_for(ncandidates, kThreads), kThreads, 0, stream()>>>(
+		settle_kernel<D><<<blocks_for(ncandidates, THREADS), THREADS, 0, stream()>>>(
 			p, w.candidates.data(), ncandidates, tolerance_sq, d_keep, w.long_flags.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
-		warp_settle_kernel<D><<<blocks_for((uint64_t) ncandidates * 32, kThreads), kThreads, 0, stream()>>>(
+		warp_settle_kernel<D><<<blocks_for((uint64_t) ncandidates * 32, THREADS), THREADS, 0, stream()>>>(
 			p, w.candidates.data(), ncandidates, tolerance_sq, d_keep);
 		GEOACC_CUDA_CHECK_LAUNCH();
 
@@ -393,7 +393,7 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 		if (nsegments == 0)
 			break;
 		timing.rounds++;
-		compact_kernel<<<blocks_for(ncandidates, kThreads), kThreads, 0, stream()>>>(
+		compact_kernel<<<blocks_for(ncandidates, THREADS), THREADS, 0, stream()>>>(
 			w.candidates.data(), w.long_flags.data(), w.long_positions.data(), ncandidates,
 			w.segments.data(), w.interior.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
@@ -402,7 +402,7 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 
 		/* labels: item e belongs to segment (number of segment starts at or before e) */
 		GEOACC_CUDA_TRY(cudaMemsetAsync(w.starts.data(), 0, (size_t) nitems * sizeof(uint32_t), stream()));
-		segment_starts_kernel<<<blocks_for(nsegments, kThreads), kThreads, 0, stream()>>>(
+		segment_starts_kernel<<<blocks_for(nsegments, THREADS), THREADS, 0, stream()>>>(
 			w.item_offsets.data(), nsegments, w.starts.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 
@@ -410,7 +410,7 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 
 		GEOACC_CUDA_TRY(cub::DeviceScan::InclusiveSum(w.temp.data(), temp_bytes, w.starts.data(), w.labels.data(),
 													  nitems, stream()));
-		key_kernel<D><<<blocks_for(nitems, kThreads), kThreads, 0, stream()>>>(
+		key_kernel<D><<<blocks_for(nitems, THREADS), THREADS, 0, stream()>>>(
 			p, w.segments.data(), w.item_offsets.data(), w.labels.data(), nitems, tolerance_sq, w.keys.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 
@@ -421,7 +421,7 @@ dp_rounds(DpWorkspace &w, const PointArrays &p, uint32_t ncandidates, double tol
 														   nsegments, w.item_offsets.data(),
 														   w.item_offsets.data() + 1, MaxFirstIndex(),
 														   value_index_identity(), stream()));
-		split_kernel<D><<<blocks_for(nsegments, kThreads), kThreads, 0, stream()>>>(
+		split_kernel<D><<<blocks_for(nsegments, THREADS), THREADS, 0, stream()>>>(
 			p, w.segments.data(), w.item_offsets.data(), w.best.data(), nsegments, tolerance_sq, d_keep,
 			w.candidates.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
@@ -435,16 +435,16 @@ walk(const PointArrays &p, const DeviceBuffer<uint32_t> &d_offsets, uint32_t ntr
 	 GeoaccSimplifyTiming &timing)
 {
 	DeviceBuffer<uint32_t> d_next(ntrajectories), d_kept(ntrajectories), d_unfinished(1);
-	unsigned int blocks = blocks_for(ntrajectories, kThreads);
+	unsigned int blocks = blocks_for(ntrajectories, THREADS);
 	uint32_t	unfinished = 1;
 
-	walk_start_kernel<<<blocks, kThreads, 0, stream()>>>(d_offsets.data(), ntrajectories, d_next.data(),
+	walk_start_kernel<<<blocks, THREADS, 0, stream()>>>(d_offsets.data(), ntrajectories, d_next.data(),
 														 d_kept.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	while (unfinished)
 	{
 		GEOACC_CUDA_TRY(cudaMemsetAsync(d_unfinished.data(), 0, sizeof(uint32_t), stream()));
-		walk_kernel<<<blocks, kThreads, 0, stream()>>>(p, d_offsets.data(), ntrajectories, d_next.data(),
+		walk_kernel<<<blocks, THREADS, 0, stream()>>>(p, d_offsets.data(), ntrajectories, d_next.data(),
 													   d_kept.data(), d_keep, d_unfinished.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 		GEOACC_CUDA_TRY(cudaMemcpyAsync(&unfinished, d_unfinished.data(), sizeof(unfinished),
@@ -492,7 +492,7 @@ simplify_piece(const GeoaccTrajectories &batch, uint32_t t0, uint32_t t1, double
 	const PointArrays p{d_x.data(), d_y.data(), d_z.data(), d_m.data()};
 
 	GEOACC_CUDA_TRY(cudaMemsetAsync(d_keep.data(), 0, n, stream()));
-	endpoints_kernel<<<blocks_for(ntrajectories, kThreads), kThreads, 0, stream()>>>(
+	endpoints_kernel<<<blocks_for(ntrajectories, THREADS), THREADS, 0, stream()>>>(
 		d_offsets.data(), ntrajectories, d_keep.data(), tolerance0 ? nullptr : workspace->candidates.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	if (tolerance0)

@@ -57,14 +57,14 @@ uses_m(GeoaccSimplifyDistance d)
 }
 
 /* Segments with at most this many interior vertices are settled by one GPU thread. */
-constexpr uint32_t kShortSegment = 32;
+constexpr uint32_t SHORT_SEGMENT = 32;
 
 /*
  * Segments with at most this many interior vertices are settled by one warp
- * (at worst kWarpSegment^2 / 32 keys per warp: a few milliseconds); longer
+ * (at worst WARP_SEGMENT^2 / 32 keys per warp: a few milliseconds); longer
  * ones go through the data-parallel rounds.
  */
-constexpr uint32_t kWarpSegment = 8192;
+constexpr uint32_t WARP_SEGMENT = 8192;
 
 /* A segment by its end vertices. */
 struct Span
@@ -89,7 +89,7 @@ struct DpSizes
 
 	DpSizes(uint64_t npoints, uint64_t ntrajectories)
 		: points(npoints),
-		  segments(npoints / (kWarpSegment + 1) + 1),
+		  segments(npoints / (WARP_SEGMENT + 1) + 1),
 		  candidates(std::max<uint64_t>(ntrajectories, 2 * segments))
 	{
 	}

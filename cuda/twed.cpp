@@ -73,7 +73,7 @@ template <class T>
 TwedSeriesSet<T>
 prepare(const GeoaccTwedSet &set, TwedMetric metric, double nu, double lambda)
 {
-	constexpr bool frames = std::is_same<T, float>::value;
+	const bool	frames = std::is_same<T, float>::value;
 	TwedSeriesSet<T> out;
 	const uint32_t k = set.dims;
 	const uint64_t base = set.count > 0 ? set.offsets[0] : 0;
@@ -269,7 +269,7 @@ void
 run(GeoaccDevice device, const GeoaccTwedSet &a, const GeoaccTwedSet *b, const GeoaccTwedParams &params,
 	double *distances)
 {
-	constexpr bool float32 = std::is_same<T, float>::value;
+	const bool	float32 = std::is_same<T, float>::value;
 	const TwedMetric metric{params.degree, params.root != 0};
 	/* + 0.0 turns -0 into +0: no negative zero enters the sums */
 	const double nu = params.nu + 0.0;

@@ -599,7 +599,7 @@ TEST(gpu_simplify_long_trajectories)
 
 /*
  * Deep DP inside one warp: spirals whose interiors lie on either side of the
- * largest segment a warp settles (kWarpSegment = 8192 interior vertices).
+ * largest segment a warp settles (WARP_SEGMENT = 8192 interior vertices).
  */
 TEST(gpu_simplify_warp_segments)
 {
