@@ -10,7 +10,7 @@
 #      of 2,000 trajectories in UTM coordinates and epoch seconds, far apart (float32 far from the
 #      origin). Cell updates per second in float64 and float32; GPU and CPU twin must agree to the bit in
 #      both; float32 against float64 as a relative difference and as a fraction of the README's bound.
-#   1b. float32: the core tests of float32 (the README's error bound on 5,000 random sets on the CPU
+#   1b. float32: the core tests of float32 (the README's error bound on 2,000 random sets on the CPU
 #      twin) and every TWED GPU core test (GPU = CPU twin bit for bit, float32 far from the origin and
 #      the bound on the GPU's results included).
 #   2. End to end in PostgreSQL: gpu_twed on single pairs, gpu_twed_matrix on the UCI set, on all pairs
@@ -47,7 +47,7 @@ timeout 180 test/bench/twed_bench far 2000 400 100 || echo "(failed)"
 echo
 echo "## twed: float32 core tests (the README's bound; GPU = CPU twin)"
 echo
-GEOACC_TWED_FLOAT32_SETS=5000 timeout 300 test/core/geoacc_core_tests twed_float32 || echo "(failed)"
+GEOACC_TWED_FLOAT32_SETS=2000 timeout 300 test/core/geoacc_core_tests twed_float32 || echo "(failed)"
 timeout 300 test/core/geoacc_core_tests twed_gpu || echo "(failed)"
 
 echo
