@@ -13,7 +13,7 @@ $(error geoacc.control and geoacc_raster.control must have the same default_vers
 endif
 
 MODULE_big = geoacc
-OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/inner_query.o
+OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
 OBJS += src/density_raster.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql

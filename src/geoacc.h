@@ -89,16 +89,29 @@ void		GeoaccCallEnd(GeoaccCall *call);
 
 /* ------------------------------------------------ geometries (geometry.c) */
 
-/* A LINESTRING read in place from a detoasted PostGIS geometry. */
+/* A LINESTRING read in place from a detoasted PostGIS geometry or geography. */
 typedef struct GeoaccLine
 {
 	int32		srid;
 	bool		has_z;
 	bool		has_m;
+	bool		geodetic;		/* a geography: X, Y are longitude, latitude in degrees */
 	int			ndims;			/* 2, 3 or 4: X Y [Z] [M] */
 	uint32		npoints;
 	const double *coords;		/* npoints * ndims doubles, inside the geometry */
 } GeoaccLine;
+
+/* A LINESTRING or a MULTILINESTRING: its lines (one for a LINESTRING). */
+typedef struct GeoaccLines
+{
+	uint32		type;			/* GEOACC_LINETYPE or GEOACC_MULTILINETYPE */
+	int32		srid;
+	bool		has_z;
+	bool		has_m;
+	bool		geodetic;
+	uint32		nlines;
+	GeoaccLine *lines;			/* palloc'd; coordinates inside the geometry */
+} GeoaccLines;
 
 /* PostGIS geometry type numbers (liblwgeom.h) */
 #define GEOACC_POINTTYPE 1
@@ -113,6 +126,9 @@ typedef struct GeoaccLine
 /* SRID of a detoasted geometry (0: none). */
 int32		GeoaccGeometrySrid(const struct varlena *geom);
 
+/* Whether a detoasted value is a geography (its geodetic flag). */
+bool		GeoaccGeometryIsGeodetic(const struct varlena *geom);
+
 /* Geometry type number of a detoasted geometry, and a name for messages. */
 uint32		GeoaccGeometryType(const struct varlena *geom);
 const char *GeoaccGeometryTypeName(uint32 type);
@@ -122,6 +138,9 @@ const char *GeoaccGeometryTypeName(uint32 type);
  * example "row 12").
  */
 void		GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char *what);
+
+/* Read a LINESTRING or a MULTILINESTRING; anything else raises an ERROR naming `what`. */
+void		GeoaccLinesFromGeometry(const struct varlena *geom, GeoaccLines *lines, const char *what);
 
 /*
  * The parts of a POINT, LINESTRING, MULTIPOINT or MULTILINESTRING, read in
@@ -133,6 +152,7 @@ typedef struct GeoaccParts
 	int32		srid;
 	bool		has_z;
 	bool		has_m;
+	bool		geodetic;
 	int			ndims;
 	uint32		type;			/* of the whole geometry */
 	uint32		nparts;
@@ -147,20 +167,99 @@ bool		GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line);
 
 /*
  * ERROR unless the line is a trajectory: has M, finite coordinates, M
- * strictly increasing.  `what` names the row in messages.
+ * strictly increasing (and for a geography, longitudes and latitudes in
+ * range).  `what` names the row in messages; M values are shown with their
+ * time.
  */
 void		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
 
 /*
- * A new LINESTRING geometry datum with the given coordinates, dimensions and
- * SRID, serialized exactly as PostGIS 3 serializes it.
+ * The Z rule of every trajectory function: Z is carried, not measured,
+ * unless use_z; then every trajectory must have it (ERROR naming `what`).
  */
-Datum		GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid);
+void		GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what);
+
+/*
+ * How messages name a row of a window partition or an aggregate: "row 12",
+ * and for a line with M its first vertex's time, "row 12 (starting
+ * 2020-06-04 12:00:00+00)".  palloc'd.
+ */
+char	   *GeoaccRowLabel(int64 row, const struct varlena *geom);
+
+/* Epoch seconds as a UTC timestamp, "2020-06-04 12:00:00+00" (palloc'd); NULL beyond the timestamp range. */
+char	   *GeoaccTimeText(double seconds);
+
+/*
+ * A new LINESTRING (type GEOACC_LINETYPE, nlines 1) or MULTILINESTRING
+ * geometry datum with the given lines, dimensions and SRID, serialized
+ * exactly as PostGIS 3 serializes it.
+ */
+Datum		GeoaccLinesToGeometry(uint32 type, const double *const *coords, const uint32 *npoints, uint32 nlines,
+								  bool has_z, bool has_m, int32 srid);
+
+/* -------------------------------------------- geography (geography.c) */
+
+/* A sum of unit vectors of longitudes and latitudes, for the mean direction of a set of points. */
+typedef struct GeoaccDirection
+{
+	double		v[3];
+} GeoaccDirection;
+
+void		GeoaccDirectionAdd(GeoaccDirection *sum, double lon, double lat);
+
+/* Vertices of a geography trajectory that simplification projects must lie this close to its centre. */
+#define GEOACC_GNOMONIC_MAX_DEGREES 5.0
+
+/*
+ * A gnomonic projection centred on a trajectory, scaled to metres by the
+ * WGS 84 radii of curvature at the centre (geography.c says why).
+ */
+typedef struct GeoaccGnomonic
+{
+	double		centre[3];
+	double		east[3];
+	double		north[3];
+	double		east_scale;
+	double		north_scale;
+	double		min_cos;
+} GeoaccGnomonic;
+
+/* The projection centred on the mean of the directions; false when they cancel out. */
+bool		GeoaccGnomonicInit(GeoaccGnomonic *g, const GeoaccDirection *sum);
+
+/*
+ * Project a longitude and latitude; false, with the angle from the centre
+ * in *degrees, beyond GEOACC_GNOMONIC_MAX_DEGREES.
+ */
+bool		GeoaccGnomonicProject(const GeoaccGnomonic *g, double lon, double lat, double *x, double *y,
+								  double *degrees);
+
+/* Earth-centred Earth-fixed coordinates (metres) on the WGS 84 ellipsoid. */
+void		GeoaccEcef(double lon, double lat, double height, double xyz[3]);
+
+/* East-north-up axes at the mean direction of a set of points, over ECEF. */
+typedef struct GeoaccEnu
+{
+	double		origin[3];
+	double		east[3];
+	double		north[3];
+	double		up[3];
+} GeoaccEnu;
+
+bool		GeoaccEnuInit(GeoaccEnu *f, const GeoaccDirection *sum);
+void		GeoaccEnuProject(const GeoaccEnu *f, double lon, double lat, double height, double enu[3]);
 
 /* -------------------------------------- inner SQL queries (inner_query.c) */
 
-/* PostGIS's geometry type (ERROR when PostGIS is not installed). */
+/* PostGIS's geometry and geography types (ERROR when PostGIS is not installed). */
 Oid			GeoaccGeometryOid(void);
+Oid			GeoaccGeographyOid(void);
+
+/*
+ * PostGIS's geography(geometry) of a geometry datum: the geography with the
+ * same coordinates and its geodetic bounding box, as PostGIS stores it.
+ */
+Datum		GeoaccGeographyFromGeometry(Datum geometry);
 
 /* Type of column attnum (1-based) of desc, a domain replaced by its base type. */
 Oid			GeoaccColumnType(TupleDesc desc, int attnum);

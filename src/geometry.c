@@ -1,17 +1,22 @@
 /*
  * geometry.c
  *
- * Reading PostGIS geometries in place (the serialized GSERIALIZED form,
- * versions 1 and 2, without liblwgeom) and writing lines in PostGIS 3's
- * serialized form byte for byte.  Also the trajectory rule every trajectory
- * function applies.
+ * Reading PostGIS geometries and geographies in place (the serialized
+ * GSERIALIZED form, versions 1 and 2, without liblwgeom) and writing lines
+ * in PostGIS 3's serialized form byte for byte.  Also the trajectory rule
+ * every trajectory function applies, and how messages name a trajectory
+ * (its row, its first vertex's time).
  */
 #include "geoacc.h"
 
 #include <float.h>
 #include <math.h>
 
+#include "datatype/timestamp.h"
+#include "miscadmin.h"
+#include "utils/datetime.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 /* GSERIALIZED flag bits (liblwgeom/gserialized1.h and gserialized2.h) */
 #define GS_FLAG_Z 0x01
@@ -26,6 +31,7 @@ typedef struct GeometryHeader
 	int32		srid;
 	bool		has_z;
 	bool		has_m;
+	bool		geodetic;		/* a geography */
 	const uint8 *body;			/* at the geometry type word */
 	const uint8 *end;
 } GeometryHeader;
@@ -42,6 +48,7 @@ ReadHeader(const struct varlena *geom, GeometryHeader *h)
 	h->srid = (srid << 11) >> 11;
 	h->has_z = (flags & GS_FLAG_Z) != 0;
 	h->has_m = (flags & GS_FLAG_M) != 0;
+	h->geodetic = (flags & GS_FLAG_GEODETIC) != 0;
 	ndims = 2 + h->has_z + h->has_m;
 	p += 4;
 	if ((flags & GS2_FLAG_VERSION) && (flags & GS2_FLAG_EXTENDED))
@@ -76,6 +83,15 @@ GeoaccGeometrySrid(const struct varlena *geom)
 	return h.srid;
 }
 
+bool
+GeoaccGeometryIsGeodetic(const struct varlena *geom)
+{
+	GeometryHeader h;
+
+	ReadHeader(geom, &h);
+	return h.geodetic;
+}
+
 const char *
 GeoaccGeometryTypeName(uint32 type)
 {
@@ -88,12 +104,37 @@ GeoaccGeometryTypeName(uint32 type)
 	return type < lengthof(names) ? names[type] : "Unknown";
 }
 
+/* The line whose type word is at p (its vertices follow its count), checked to lie within the value. */
+static const uint8 *
+ReadLineBody(const GeometryHeader *h, const uint8 *p, GeoaccLine *line, const char *what)
+{
+	uint32		npoints;
+
+	if (p + 8 > h->end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	memcpy(&npoints, p + 4, sizeof(npoints));
+	line->srid = h->srid;
+	line->has_z = h->has_z;
+	line->has_m = h->has_m;
+	line->geodetic = h->geodetic;
+	line->ndims = 2 + h->has_z + h->has_m;
+	line->npoints = npoints;
+	line->coords = (const double *) (p + 8);
+	/* in 64 bits: a corrupt count must not wrap around */
+	if ((uint64) npoints * line->ndims * sizeof(double) > (uint64) (h->end - (p + 8)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	return p + 8 + (Size) npoints * line->ndims * sizeof(double);
+}
+
 void
 GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char *what)
 {
 	GeometryHeader h;
 	uint32		type;
-	uint32		npoints;
 
 	ReadHeader(geom, &h);
 	memcpy(&type, h.body, sizeof(type));
@@ -102,17 +143,128 @@ GeoaccLineFromGeometry(const struct varlena *geom, GeoaccLine *line, const char 
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s is a %s, not a LineString", what, GeoaccGeometryTypeName(type)),
 				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries.")));
-	memcpy(&npoints, h.body + 4, sizeof(npoints));
-	line->srid = h.srid;
-	line->has_z = h.has_z;
-	line->has_m = h.has_m;
-	line->ndims = 2 + h.has_z + h.has_m;
-	line->npoints = npoints;
-	line->coords = (const double *) (h.body + 8);
-	if ((const uint8 *) (line->coords + (size_t) npoints * line->ndims) > h.end)
+	ReadLineBody(&h, h.body, line, what);
+}
+
+void
+GeoaccLinesFromGeometry(const struct varlena *geom, GeoaccLines *lines, const char *what)
+{
+	GeometryHeader h;
+	uint32		type;
+	const uint8 *p;
+
+	ReadHeader(geom, &h);
+	memcpy(&type, h.body, sizeof(type));
+	lines->type = type;
+	lines->srid = h.srid;
+	lines->has_z = h.has_z;
+	lines->has_m = h.has_m;
+	lines->geodetic = h.geodetic;
+	if (type == GEOACC_LINETYPE)
+	{
+		lines->nlines = 1;
+		lines->lines = palloc(sizeof(GeoaccLine));
+		ReadLineBody(&h, h.body, &lines->lines[0], what);
+		return;
+	}
+	if (type != GEOACC_MULTILINETYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is a %s, not a LineString or a MultiLineString", what, GeoaccGeometryTypeName(type)),
+				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries, or MULTILINESTRING M or ZM "
+						 "ones of several pieces.")));
+	if (h.body + 8 > h.end)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("%s: geometry value is truncated", what)));
+	memcpy(&lines->nlines, h.body + 4, sizeof(uint32));
+	/* every part takes at least 8 bytes: a count past the end is corruption */
+	if ((uint64) lines->nlines * 8 > (uint64) (h.end - h.body))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	lines->lines = palloc(Max(lines->nlines, 1) * sizeof(GeoaccLine));
+	p = h.body + 8;
+	for (uint32 i = 0; i < lines->nlines; i++)
+	{
+		uint32		subtype;
+
+		memcpy(&subtype, p, sizeof(subtype));
+		if (subtype != GEOACC_LINETYPE)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s: part %u of a MultiLineString is a %s", what, i + 1,
+							GeoaccGeometryTypeName(subtype))));
+		p = ReadLineBody(&h, p, &lines->lines[i], what);
+	}
+}
+
+char *
+GeoaccTimeText(double seconds)
+{
+	/* as to_timestamp(float8): microseconds since 2000-01-01, rounded */
+	double		usecs = rint((seconds - (double) ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY))
+							 * USECS_PER_SEC);
+	struct pg_tm tm;
+	fsec_t		fsec;
+	char		buf[MAXDATELEN + 1];
+
+	if (!isfinite(usecs) || usecs < (double) MIN_TIMESTAMP || usecs >= (double) END_TIMESTAMP ||
+		timestamp2tm((Timestamp) usecs, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return NULL;
+	tm.tm_isdst = 0;			/* UTC: print the +00 offset */
+	EncodeDateTime(&tm, fsec, true, 0, NULL, USE_ISO_DATES, buf);
+	return pstrdup(buf);
+}
+
+/* "M = 1591272000 (2020-06-04 12:00:00+00)", or without the time when M is beyond the timestamp range. */
+static char *
+MText(double m)
+{
+	char	   *time = GeoaccTimeText(m);
+
+	return time ? psprintf("M = %.17g (%s)", m, time) : psprintf("M = %.17g", m);
+}
+
+char *
+GeoaccRowLabel(int64 row, const struct varlena *geom)
+{
+	GeometryHeader h;
+	uint32		type;
+	const uint8 *p;
+	uint32		nlines = 1;
+
+	ReadHeader(geom, &h);
+	memcpy(&type, h.body, sizeof(type));
+	if (!h.has_m || (type != GEOACC_LINETYPE && type != GEOACC_MULTILINETYPE))
+		return psprintf("row " INT64_FORMAT, row);
+	p = h.body;
+	if (type == GEOACC_MULTILINETYPE)
+	{
+		if (p + 8 > h.end)
+			return psprintf("row " INT64_FORMAT, row);
+		memcpy(&nlines, p + 4, sizeof(nlines));
+		p += 8;
+	}
+	/* the first vertex of the first line that has one */
+	for (uint32 i = 0; i < nlines && p + 8 <= h.end; i++)
+	{
+		GeoaccLine	line;
+
+		memcpy(&type, p, sizeof(type));
+		if (type != GEOACC_LINETYPE)
+			break;
+		p = ReadLineBody(&h, p, &line, psprintf("row " INT64_FORMAT, row));
+		if (line.npoints > 0)
+		{
+			char	   *time = GeoaccTimeText(line.coords[line.ndims - 1]);
+
+			if (time == NULL)
+				break;
+			return psprintf("row " INT64_FORMAT " (starting %s)", row, time);
+		}
+	}
+	return psprintf("row " INT64_FORMAT, row);
 }
 
 void
@@ -125,6 +277,7 @@ GeoaccPartsBegin(GeoaccParts *parts, const struct varlena *geom, const char *wha
 	parts->srid = h.srid;
 	parts->has_z = h.has_z;
 	parts->has_m = h.has_m;
+	parts->geodetic = h.geodetic;
 	parts->ndims = 2 + h.has_z + h.has_m;
 	parts->what = what;
 	parts->next = 0;
@@ -176,6 +329,7 @@ GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line)
 	line->srid = parts->srid;
 	line->has_z = parts->has_z;
 	line->has_m = parts->has_m;
+	line->geodetic = parts->geodetic;
 	line->ndims = parts->ndims;
 	line->npoints = npoints;
 	line->coords = (const double *) (parts->p + 8);
@@ -213,9 +367,25 @@ GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: trajectory M values must increase", what),
-					 errdetail("Vertex %u has M = %.17g after M = %.17g.", i + 1, p[mi], p[mi - nd]),
+					 errdetail("Vertex %u has %s after %s.", i + 1, MText(p[mi]), MText(p[mi - nd])),
 					 errhint("Use ST_IsValidTrajectory() to find such rows.")));
+		if (line->geodetic && (fabs(p[0]) > 180 || fabs(p[1]) > 90))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has a coordinate out of the longitude and latitude range", what),
+					 errdetail("Vertex %u is at longitude %g, latitude %g.", i + 1, p[0], p[1])));
 	}
+}
+
+void
+GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what)
+{
+	if (use_z && line->npoints > 0 && !line->has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has no Z values", what),
+				 errhint("use_z => true measures in 3D and needs LINESTRING ZM trajectories; without it Z is "
+						 "carried, not measured.")));
 }
 
 /* The float just below (or equal to) d, as PostGIS rounds bounding boxes. */
@@ -247,24 +417,38 @@ FloatUp(double d)
 }
 
 /*
- * A LINESTRING written directly in PostGIS 3's serialized form (GSERIALIZED
- * version 2), byte for byte what PostGIS itself stores: the SRID in 21 bits,
- * the flags, a float bounding box over every dimension for lines of more
- * than two points (lwgeom_needs_bbox), rounded outwards, then the type,
- * the point count and the coordinates.
+ * A LINESTRING (type GEOACC_LINETYPE, one line) or MULTILINESTRING written
+ * directly in PostGIS 3's serialized form (GSERIALIZED version 2), byte for
+ * byte what PostGIS itself stores: the SRID in 21 bits, the flags, a float
+ * bounding box over every dimension where lwgeom_needs_bbox wants one (a
+ * line of more than two points, a multiline unless it is one line of at most
+ * two), rounded outwards, then the type, the counts and the coordinates.
  */
 Datum
-GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_m, int32 srid)
+GeoaccLinesToGeometry(uint32 type, const double *const *coords, const uint32 *npoints, uint32 nlines, bool has_z,
+					  bool has_m, int32 srid)
 {
 	int			nd = 2 + has_z + has_m;
-	bool		with_box = npoints > 2;
-	size_t		box_bytes = with_box ? 2 * nd * sizeof(float) : 0;
-	size_t		coord_bytes = (size_t) npoints * nd * sizeof(double);
-	size_t		size = 8 + box_bytes + 8 + coord_bytes;
-	uint8	   *g = palloc(size);
-	uint8	   *p = g + 4;
-	uint32		type = GEOACC_LINETYPE;
+	uint64		total = 0;
+	bool		with_box;
+	Size		box_bytes;
+	Size		size;
+	uint8	   *g;
+	uint8	   *p;
 
+	Assert(type == GEOACC_MULTILINETYPE || nlines == 1);
+	for (uint32 i = 0; i < nlines; i++)
+		total += npoints[i];
+	with_box = type == GEOACC_LINETYPE ? total > 2 : !(nlines == 1 && total <= 2);
+	box_bytes = with_box ? 2 * nd * sizeof(float) : 0;
+	size = 8 + box_bytes + (type == GEOACC_MULTILINETYPE ? 8 : 0) + (Size) nlines * 8
+		+ (Size) total * nd * sizeof(double);
+	if (size > MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("geometry of " UINT64_FORMAT " points is too large", total)));
+	g = palloc_extended(size, MCXT_ALLOC_HUGE);
+	p = g + 4;
 	SET_VARSIZE(g, size);
 	p[0] = (uint8) ((srid & 0x001F0000) >> 16);
 	p[1] = (uint8) ((srid & 0x0000FF00) >> 8);
@@ -277,25 +461,51 @@ GeoaccLineToGeometry(const double *coords, uint32 npoints, bool has_z, bool has_
 
 		for (int d = 0; d < nd; d++)
 		{
-			double		lo = coords[d],
-						hi = coords[d];
+			bool		first = true;
+			double		lo = 0,
+						hi = 0;
 
-			for (uint32 i = 1; i < npoints; i++)
+			for (uint32 l = 0; l < nlines; l++)
 			{
-				double		v = coords[(size_t) i * nd + d];
+				double		line_lo,
+							line_hi;
 
-				/* PostGIS's FP_MIN / FP_MAX: a tie takes the later value (-0 vs 0) */
-				lo = lo < v ? lo : v;
-				hi = hi > v ? hi : v;
+				if (npoints[l] == 0)
+					continue;
+				line_lo = line_hi = coords[l][d];
+				for (uint32 i = 1; i < npoints[l]; i++)
+				{
+					double		v = coords[l][(size_t) i * nd + d];
+
+					/* ptarray_calculate_gbox_cartesian's FP_MIN / FP_MAX: a tie takes the later value (-0 vs 0) */
+					line_lo = line_lo < v ? line_lo : v;
+					line_hi = line_hi > v ? line_hi : v;
+				}
+				/* gbox_merge across lines: a tie keeps the earlier line's value */
+				lo = first || line_lo < lo ? line_lo : lo;
+				hi = first || line_hi > hi ? line_hi : hi;
+				first = false;
 			}
 			box[2 * d] = FloatDown(lo);
 			box[2 * d + 1] = FloatUp(hi);
 		}
 		p += box_bytes;
 	}
-	memcpy(p, &type, 4);
-	memcpy(p + 4, &npoints, 4);
-	memcpy(p + 8, coords, coord_bytes);
+	if (type == GEOACC_MULTILINETYPE)
+	{
+		memcpy(p, &type, 4);
+		memcpy(p + 4, &nlines, 4);
+		p += 8;
+	}
+	for (uint32 l = 0; l < nlines; l++)
+	{
+		uint32		line_type = GEOACC_LINETYPE;
+
+		memcpy(p, &line_type, 4);
+		memcpy(p + 4, &npoints[l], 4);
+		memcpy(p + 8, coords[l], (Size) npoints[l] * nd * sizeof(double));
+		p += 8 + (Size) npoints[l] * nd * sizeof(double);
+	}
 	return PointerGetDatum(g);
 }
 

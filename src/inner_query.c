@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -33,6 +34,7 @@
 static Oid	postgis_extension = InvalidOid;
 static Oid	postgis_schema = InvalidOid;
 static Oid	postgis_geometry = InvalidOid;
+static Oid	postgis_geography = InvalidOid;
 
 /* Schema of an extension (commands/extension.c keeps its own copy static). */
 static Oid
@@ -72,6 +74,10 @@ LookupPostgis(void)
 									   ObjectIdGetDatum(postgis_schema));
 	if (!OidIsValid(postgis_geometry))
 		elog(ERROR, "PostGIS's geometry type not found in schema %u", postgis_schema);
+	postgis_geography = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("geography"),
+										ObjectIdGetDatum(postgis_schema));
+	if (!OidIsValid(postgis_geography))
+		elog(ERROR, "PostGIS's geography type not found in schema %u", postgis_schema);
 	postgis_extension = extension;
 }
 
@@ -80,6 +86,33 @@ GeoaccGeometryOid(void)
 {
 	LookupPostgis();
 	return postgis_geometry;
+}
+
+Oid
+GeoaccGeographyOid(void)
+{
+	LookupPostgis();
+	return postgis_geography;
+}
+
+Datum
+GeoaccGeographyFromGeometry(Datum geometry)
+{
+	/* looked up once per installation of PostGIS, in memory that lasts the session */
+	static FmgrInfo cast;
+	static Oid	cast_extension = InvalidOid;
+
+	LookupPostgis();
+	if (cast_extension != postgis_extension)
+	{
+		Oid			argtype = postgis_geometry;
+		Oid			function = LookupFuncName(list_make2(makeString(get_namespace_name(postgis_schema)),
+														 makeString("geography")), 1, &argtype, false);
+
+		fmgr_info_cxt(function, &cast, TopMemoryContext);
+		cast_extension = postgis_extension;
+	}
+	return FunctionCall1(&cast, geometry);
 }
 
 Oid

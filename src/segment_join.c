@@ -6,7 +6,10 @@
  * when and how close.  The queries are read through SPI (pgRouting's
  * pattern), the trajectories handed to the core in id order, and the rows
  * put into a tuplestore batch by batch as the core produces them, so that a
- * large result never sits twice in memory.
+ * large result never sits twice in memory.  Geography trajectories are
+ * measured in metres: their points go to east-north-up axes over WGS 84
+ * Earth-centred coordinates at the centre of all points of the call
+ * (geography.c), where the core's 3D arithmetic measures chords.
  */
 #include "geoacc.h"
 
@@ -34,15 +37,17 @@ typedef struct JoinTracks
 	double	   *y;
 	double	   *z;
 	double	   *m;
-	bool		all_z;			/* every trajectory has Z */
 } JoinTracks;
 
-/* The SRID every trajectory of a call must share, and the row that set it. */
+/* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
 typedef struct JoinSrid
 {
 	bool		set;
 	int32		srid;
+	bool		geodetic;
 	char	   *first;
+	bool		use_z;			/* measure Z (every trajectory must have it) */
+	GeoaccDirection direction;	/* geography: the sum of the points' directions */
 } JoinSrid;
 
 static void
@@ -58,7 +63,6 @@ TracksInit(JoinTracks *t)
 	t->y = palloc(t->max_points * sizeof(double));
 	t->z = palloc(t->max_points * sizeof(double));
 	t->m = palloc(t->max_points * sizeof(double));
-	t->all_z = true;
 }
 
 /* Room for one more trajectory of `points` points. */
@@ -94,6 +98,8 @@ TracksReserve(JoinTracks *t, uint64 points)
 /*
  * Add the trajectory of one row: a LINESTRING M or ZM with M increasing, in
  * the call's SRID.  Empty and single-point lines have no segment: skipped.
+ * A geography's points are kept as longitude, latitude and height until
+ * TracksToMetres() knows the centre of all of them.
  */
 static void
 TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label)
@@ -104,12 +110,21 @@ TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, c
 	if (line.npoints == 0)
 		return;
 	GeoaccCheckTrajectory(&line, label);
+	GeoaccCheckUseZ(&line, srid->use_z, label);
 	if (!srid->set)
 	{
 		srid->set = true;
 		srid->srid = line.srid;
+		srid->geodetic = line.geodetic;
 		srid->first = pstrdup(label);
 	}
+	else if (srid->geodetic != line.geodetic)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("trajectories must all be geometries or all geographies"),
+				 errdetail("%s is a %s, %s a %s.", srid->first, srid->geodetic ? "geography" : "geometry", label,
+						   line.geodetic ? "geography" : "geometry"),
+				 errhint("Cast one of the queries' trajectories, for example traj::geography.")));
 	else if (srid->srid != line.srid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -127,14 +142,30 @@ TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, c
 
 		t->x[k] = p[0];
 		t->y[k] = p[1];
-		t->z[k] = line.has_z ? p[2] : 0;
+		t->z[k] = srid->use_z ? p[2] : 0;
 		t->m[k] = p[line.ndims - 1];
+		if (line.geodetic)
+			GeoaccDirectionAdd(&srid->direction, p[0], p[1]);
 	}
-	t->all_z = t->all_z && line.has_z;
 	t->ids[t->count] = id;
 	t->npoints += line.npoints;
 	t->count++;
 	t->offsets[t->count] = (uint32) t->npoints;
+}
+
+/* A geography's longitudes, latitudes and heights to east-north-up metres at the centre of the call. */
+static void
+TracksToMetres(JoinTracks *t, const GeoaccEnu *frame)
+{
+	for (uint64 k = 0; k < t->npoints; k++)
+	{
+		double		enu[3];
+
+		GeoaccEnuProject(frame, t->x[k], t->y[k], t->z[k], enu);
+		t->x[k] = enu[0];
+		t->y[k] = enu[1];
+		t->z[k] = enu[2];
+	}
 }
 
 /* Order of trajectories by id, then by row (a stable sort). */
@@ -204,14 +235,14 @@ TracksView(const JoinTracks *t, bool with_z)
 	return v;
 }
 
-/* ERROR unless the query returns (integer id, geometry). */
+/* ERROR unless the query returns (integer id, geometry or geography). */
 static void
 CheckQueryColumns(TupleDesc desc, const char *argname)
 {
 	StringInfoData types;
 
 	if (desc->natts == 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1))
-		&& GeoaccColumnType(desc, 2) == GeoaccGeometryOid())
+		&& (GeoaccColumnType(desc, 2) == GeoaccGeometryOid() || GeoaccColumnType(desc, 2) == GeoaccGeographyOid()))
 		return;
 	initStringInfo(&types);
 	for (int i = 1; i <= desc->natts; i++)
@@ -220,7 +251,7 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("%s must return (id, trajectory)", argname),
 			 errdetail("It returns (%s).", types.data),
-			 errhint("The id is an integer and the trajectory a LINESTRING M or ZM geometry.")));
+			 errhint("The id is an integer and the trajectory a LINESTRING M or ZM geometry or geography.")));
 }
 
 /* Run an inner query through a cursor and add each row's trajectory. */
@@ -331,7 +362,7 @@ JoinHolderRelease(void *arg)
 }
 
 /*
- * gpu_segment_join(a_sql, b_sql, distance, method): (a_id, a_seg, b_id,
+ * gpu_segment_join(a_sql, b_sql, distance, method, use_z): (a_id, a_seg, b_id,
  * b_seg, t_start, t_end, cpa_time, cpa_distance) for every pair of segments
  * of a_sql's and b_sql's trajectories (of a_sql's, a_id < b_id, when b_sql
  * is NULL) that come within `distance`
@@ -360,8 +391,9 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	uint32		n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		return (Datum) 0;
+	srid.use_z = PG_GETARG_BOOL(4);
 	distance = PG_GETARG_FLOAT8(2);
 	if (!isfinite(distance) || !(distance > 0))
 		ereport(ERROR,
@@ -375,18 +407,33 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
 		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	if (srid.set && GeoaccSridIsGeographic(srid.srid))
+	if (srid.set && !srid.geodetic && GeoaccSridIsGeographic(srid.srid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_segment_join needs projected coordinates"),
 				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
 						   srid.srid),
-				 errhint("Transform them to a projected SRID in metres first, for example ST_Transform(traj, 32618) "
-						 "for UTM zone 18N.")));
+				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
+						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
+	if (srid.set && srid.geodetic)
+	{
+		GeoaccEnu	frame;
+
+		/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
+		if (!GeoaccEnuInit(&frame, &srid.direction))
+		{
+			srid.direction.v[2] = 1;
+			GeoaccEnuInit(&frame, &srid.direction);
+		}
+		TracksToMetres(&a_rows, &frame);
+		if (!self)
+			TracksToMetres(&b_rows, &frame);
+	}
 
 	a = TracksSortedById(&a_rows);
 	b = self ? a : TracksSortedById(&b_rows);
-	with_z = a.all_z && b.all_z;
+	/* 3D with use_z; a geography always, its points being Earth-centred */
+	with_z = srid.use_z || srid.geodetic;
 	va = TracksView(&a, with_z);
 	vb = TracksView(&b, with_z);
 

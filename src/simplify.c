@@ -6,17 +6,22 @@
  * (lwgeom_window.c); geoacc_dp_simplify(), the same for one trajectory in a
  * scalar call; and geoacc_compression_stats(), the quality of a
  * simplification.  The positional arguments are ST_Simplify's, and so is
- * the result: NULL where a line collapsed to two vertices with the same XY,
- * unless preserve_collapsed.
+ * the result, for a LINESTRING and, part by part, for a MULTILINESTRING
+ * (what ST_LocateBetween returns): NULL where a line collapsed to two
+ * vertices with the same XY, unless preserve_collapsed.  On a geography the
+ * tolerance is in metres (geography.c): the core simplifies each line on its
+ * own gnomonic projection, and the result keeps the original vertices.
  *
  * The window function works through its partition in chunks of rows: when
  * a row is asked for that the current chunk does not hold, it reads that
  * row and the following ones (checking each trajectory, splitting the
  * coordinates by axis) until the chunk holds CHUNK_POINTS vertices or what
- * the device can take, simplifies all of them in one call of the core, and
- * then answers each row of the chunk from the chunk's arrays and keep flags.
- * So memory stays bounded, no array nears PostgreSQL's 1 GB allocation
- * limit, and each trajectory is read once.
+ * the device can take, or a row comes with other arguments, simplifies all
+ * of them in one call of the core, and then answers each row of the chunk
+ * from its own geometry and the chunk's keep flags.  So memory stays
+ * bounded, no array nears PostgreSQL's 1 GB allocation limit, each
+ * trajectory is read into the chunk once, and arguments may change from
+ * row to row (rows with the same arguments in a row share a core call).
  */
 #include "geoacc.h"
 
@@ -32,10 +37,10 @@
 /* Vertices per chunk of rows (a larger row makes a chunk of its own). */
 #define CHUNK_POINTS ((uint32) 1 << 24)
 
-/* The arguments every row of a partition must share. */
+/* The arguments besides the trajectory; a core call serves rows that share them. */
 typedef struct SimplifyParams
 {
-	bool		null;			/* one of them is NULL: every result is NULL */
+	bool		null;			/* one of them is NULL: the row's result is NULL */
 	double		tolerance;
 	bool		preserve_collapsed;
 	bool		synchronized;
@@ -46,8 +51,8 @@ typedef struct SimplifyParams
 typedef struct ChunkRow
 {
 	uint32		first;			/* its first vertex in the chunk's arrays */
-	uint32		npoints;		/* 0: returned as it is (NULL, empty, 1-2 vertices) */
-	bool		has_z;
+	uint32		npoints;		/* 0: returned as it is (NULL, empty, lines of 1-2 vertices) */
+	bool		null_result;	/* an argument is NULL */
 } ChunkRow;
 
 /* The state of one partition, in its local memory. */
@@ -56,9 +61,9 @@ typedef struct SimplifyPartition
 	bool		started;
 	bool		ended;			/* the last row has been read */
 	int64		nrows;			/* known once ended */
-	bool		stable_params;	/* constants: no need to compare rows */
-	SimplifyParams params;
-	GeoaccSimplifyDistance distance;
+	bool		stable_params;	/* constants: read once, for every row */
+	SimplifyParams params;		/* the current chunk's (once it has a row with arguments) */
+	bool		have_params;
 	MemoryContext partcxt;
 	MemoryContext rowcxt;
 	bool		have_srid;
@@ -93,7 +98,7 @@ typedef struct SimplifyPartition
 
 /* ------------------------------------------------------------ arguments */
 
-/* ERROR unless the tolerance is >= 0 (`row` names the row, 0-based; -1 for a scalar call). */
+/* ERROR unless the tolerance is >= 0 (`row` names the row, 1-based; 0 for a scalar call). */
 static void
 CheckTolerance(double tolerance, int64 row)
 {
@@ -101,11 +106,11 @@ CheckTolerance(double tolerance, int64 row)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tolerance must be a non-negative number"),
-				 row >= 0 ? errdetail("Row " INT64_FORMAT " has tolerance %g.", row + 1, tolerance)
+				 row > 0 ? errdetail("Row " INT64_FORMAT " has tolerance %g.", row, tolerance)
 				 : errdetail("tolerance is %g.", tolerance)));
 }
 
-/* The current row's tolerance, preserve_collapsed, synchronized and use_z, checked. */
+/* Row `row`'s tolerance, preserve_collapsed, synchronized and use_z, checked. */
 static void
 ReadParams(WindowObject win, int64 row, SimplifyParams *p)
 {
@@ -113,7 +118,11 @@ ReadParams(WindowObject win, int64 row, SimplifyParams *p)
 	Datum		args[4];
 
 	for (int i = 0; i < 4; i++)
-		args[i] = WinGetFuncArgCurrent(win, i + 1, &nulls[i]);
+	{
+		bool		isout;
+
+		args[i] = WinGetFuncArgInPartition(win, i + 1, (int) row, WINDOW_SEEK_HEAD, false, &nulls[i], &isout);
+	}
 	memset(p, 0, sizeof(*p));
 	p->null = nulls[0] || nulls[1] || nulls[2] || nulls[3];
 	if (p->null)
@@ -122,32 +131,199 @@ ReadParams(WindowObject win, int64 row, SimplifyParams *p)
 	p->preserve_collapsed = DatumGetBool(args[1]);
 	p->synchronized = DatumGetBool(args[2]);
 	p->use_z = DatumGetBool(args[3]);
-	CheckTolerance(p->tolerance, row);
+	CheckTolerance(p->tolerance, row + 1);
 }
 
 static bool
 SameParams(const SimplifyParams *a, const SimplifyParams *b)
 {
-	if (a->null || b->null)
-		return a->null == b->null;
 	return a->tolerance == b->tolerance && a->preserve_collapsed == b->preserve_collapsed &&
 		a->synchronized == b->synchronized && a->use_z == b->use_z;
 }
 
-/* On the first row: the parameters and memory. */
+static GeoaccSimplifyDistance
+DistanceOf(const SimplifyParams *p)
+{
+	return p->synchronized ? (p->use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
+		: (p->use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
+}
+
+/* On the first row: memory, and the arguments when they are the same for every row. */
 static void
 StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
 {
 	INSTR_TIME_SET_CURRENT(part->start);
 	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) && get_fn_expr_arg_stable(fcinfo->flinfo, 2) &&
 		get_fn_expr_arg_stable(fcinfo->flinfo, 3) && get_fn_expr_arg_stable(fcinfo->flinfo, 4);
-	ReadParams(win, 0, &part->params);
-	part->distance = part->params.synchronized
-		? (part->params.use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
-		: (part->params.use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
+	if (part->stable_params)
+	{
+		ReadParams(win, 0, &part->params);
+		part->have_params = true;
+	}
 	part->partcxt = GetMemoryChunkContext(part);
 	part->rowcxt = AllocSetContextCreate(part->partcxt, "gpu_dp_simplify row", ALLOCSET_DEFAULT_SIZES);
 	part->started = true;
+}
+
+/* ---------------------------------------------------------------- lines */
+
+/* How messages name line i of a row: the row alone for a LINESTRING. */
+static const char *
+LineLabel(const GeoaccLines *lines, uint32 i, const char *row)
+{
+	return lines->type == GEOACC_LINETYPE ? row : psprintf("%s, line %u", row, i + 1);
+}
+
+/* Lines of at least three vertices go to the core; shorter ones stay as they are. */
+static inline bool
+Simplifiable(const GeoaccLine *line)
+{
+	return line->npoints >= 3;
+}
+
+/*
+ * Check every line of a row (a trajectory, with Z if use_z); the vertices
+ * the core will see.
+ */
+static uint64
+CheckLines(const GeoaccLines *lines, bool use_z, const char *what)
+{
+	uint64		points = 0;
+
+	for (uint32 i = 0; i < lines->nlines; i++)
+	{
+		const GeoaccLine *line = &lines->lines[i];
+		const char *label = LineLabel(lines, i, what);
+
+		GeoaccCheckUseZ(line, use_z, label);
+		if (line->npoints > 0)
+			GeoaccCheckTrajectory(line, label);
+		if (Simplifiable(line))
+			points += line->npoints;
+	}
+	return points;
+}
+
+/*
+ * Copy a checked line's vertices, split by axis, to x, y, z, m from `first`
+ * (z when not NULL).  A geography's longitudes and latitudes become metres
+ * on the line's own gnomonic projection; a vertex too far from the line's
+ * centre for it is an ERROR naming `what`.
+ */
+static void
+SplitLine(const GeoaccLine *line, uint32 first, double *x, double *y, double *z, double *m, const char *what)
+{
+	const double *p = line->coords;
+	int			nd = line->ndims;
+
+	if (line->geodetic)
+	{
+		GeoaccDirection sum = {{0, 0, 0}};
+		GeoaccGnomonic g;
+		bool		centred;
+		double		degrees = 180;
+
+		for (uint32 i = 0; i < line->npoints; i++)
+			GeoaccDirectionAdd(&sum, p[(size_t) i * nd], p[(size_t) i * nd + 1]);
+		centred = GeoaccGnomonicInit(&g, &sum);
+		for (uint32 i = 0; i < line->npoints; i++, p += nd)
+			if (!centred || !GeoaccGnomonicProject(&g, p[0], p[1], &x[first + i], &y[first + i], &degrees))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s reaches too far from its centre to be simplified in metres", what),
+						 errdetail("Vertex %u lies %.1f degrees from the centre; a geography trajectory is simplified "
+								   "on a plane that keeps distances within 1%% up to %g degrees (about 550 km).",
+								   i + 1, degrees, GEOACC_GNOMONIC_MAX_DEGREES),
+						 errhint("Cut the trajectory into pieces, for example by day with ST_FilterByM(), or "
+								 "simplify it as a geometry in a projected SRID.")));
+	}
+	else
+		for (uint32 i = 0; i < line->npoints; i++, p += nd)
+		{
+			x[first + i] = p[0];
+			y[first + i] = p[1];
+		}
+	p = line->coords;
+	for (uint32 i = 0; i < line->npoints; i++, p += nd)
+	{
+		if (z)
+			z[first + i] = line->has_z ? p[2] : 0;
+		m[first + i] = p[nd - 1];
+	}
+}
+
+/*
+ * ST_Simplify's rule for lines (liblwgeom's lwgeom_simplify_in_place): a
+ * line of two vertices with the same XY (within FP_TOLERANCE, 1e-12,
+ * absolute, as its p2d_same) after simplification has collapsed and is
+ * dropped unless preserve_collapsed.
+ */
+#define POSTGIS_FP_TOLERANCE 1e-12
+
+static bool
+SameXY(const double *a, const double *b)
+{
+	return fabs(a[0] - b[0]) <= POSTGIS_FP_TOLERANCE && fabs(a[1] - b[1]) <= POSTGIS_FP_TOLERANCE;
+}
+
+/*
+ * A row's result from the keep flags of its simplifiable lines (from
+ * keep[0] on, in line order), by ST_Simplify's rules (LWGEOM_simplify2d
+ * and lwgeom_simplify_in_place): the row itself when no line lost a vertex;
+ * otherwise its lines with their kept vertices, copied bit for bit, without
+ * the lines that collapsed (two vertices, the same XY, not
+ * preserve_collapsed) or are empty; NULL (*isnull) when no line is left.  A
+ * geography stays a geography.
+ */
+static Datum
+SimplifiedRow(Datum datum, const GeoaccLines *lines, const uint8 *keep, bool preserve_collapsed, bool *isnull)
+{
+	int			nd = 2 + lines->has_z + lines->has_m;
+	double	  **coords = palloc(Max(lines->nlines, 1) * sizeof(double *));
+	uint32	   *npoints = palloc(Max(lines->nlines, 1) * sizeof(uint32));
+	uint32		nout = 0;
+	bool		modified = false;
+	Datum		result;
+
+	*isnull = false;
+	for (uint32 i = 0; i < lines->nlines; i++)
+	{
+		const GeoaccLine *line = &lines->lines[i];
+		uint32		kept = line->npoints;
+		double	   *out;
+
+		if (Simplifiable(line))
+		{
+			kept = 0;
+			for (uint32 k = 0; k < line->npoints; k++)
+				kept += keep[k];
+		}
+		modified |= kept != line->npoints;
+		out = coords[nout] = palloc_extended(Max((Size) kept * nd * sizeof(double), 1), MCXT_ALLOC_HUGE);
+		for (uint32 k = 0; k < line->npoints; k++)
+			if (!Simplifiable(line) || keep[k])
+			{
+				memcpy(out, line->coords + (size_t) k * nd, nd * sizeof(double));
+				out += nd;
+			}
+		if (Simplifiable(line))
+			keep += line->npoints;
+		/* an empty line, or one collapsed to two vertices at one place, is dropped */
+		if (kept == 0 || (kept == 2 && !preserve_collapsed && SameXY(coords[nout], coords[nout] + nd)))
+			pfree(coords[nout]);
+		else
+			npoints[nout++] = kept;
+	}
+	if (!modified)
+		return datum;
+	if (nout == 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	result = GeoaccLinesToGeometry(lines->type, (const double *const *) coords, npoints, nout, lines->has_z,
+								   lines->has_m, lines->srid);
+	return lines->geodetic ? GeoaccGeographyFromGeometry(result) : result;
 }
 
 /* ---------------------------------------------------------------- chunks */
@@ -158,9 +334,9 @@ Grow(SimplifyPartition *part, void *array, Size bytes)
 	return array == NULL ? MemoryContextAllocHuge(part->partcxt, bytes) : repalloc_huge(array, bytes);
 }
 
-/* Make room for one more row (and trajectory) in the chunk. */
+/* Make room for one more row and `lines` more trajectories in the chunk. */
 static void
-ChunkReserveRow(SimplifyPartition *part)
+ChunkReserveRow(SimplifyPartition *part, uint32 lines)
 {
 	uint32		k = (uint32) (part->chunk_end - part->chunk_begin);
 
@@ -169,9 +345,9 @@ ChunkReserveRow(SimplifyPartition *part)
 		part->max_rows = Max(2 * part->max_rows, 1024);
 		part->rows = Grow(part, part->rows, part->max_rows * sizeof(ChunkRow));
 	}
-	if (part->ntrajectories + 2 > part->max_trajectories)
+	if ((uint64) part->ntrajectories + lines + 1 > part->max_trajectories)
 	{
-		part->max_trajectories = Max(2 * part->max_trajectories, 1024);
+		part->max_trajectories = Max(2 * part->max_trajectories, Max(1024, part->ntrajectories + lines + 1));
 		part->offsets = Grow(part, part->offsets, part->max_trajectories * sizeof(uint32));
 	}
 }
@@ -202,65 +378,28 @@ ChunkAllocate(SimplifyPartition *part, uint32 points, bool with_z)
 	part->max_points = points;
 }
 
-/* Whether a trajectory of n vertices (with or without Z) still fits the chunk. */
+/* Whether n more vertices in `lines` more trajectories (with or without Z) still fit the chunk. */
 static bool
-ChunkFits(SimplifyPartition *part, uint32 n, bool has_z)
+ChunkFits(SimplifyPartition *part, uint64 n, uint32 lines, bool has_z)
 {
 	uint64		points = (uint64) part->npoints + n;
 
+	if (n >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a row of " UINT64_FORMAT " vertices is too large for gpu_dp_simplify", n)));
 	if (part->npoints == 0)
 	{
-		/* the chunk's first trajectory always fits: make the room it needs */
+		/* the chunk's first row always fits: make the room it needs */
 		if (part->x == NULL || n > part->max_points || (has_z && part->z == NULL))
-			ChunkAllocate(part, Max(n, Max(part->max_points, 65536)), has_z || part->z != NULL);
+			ChunkAllocate(part, Max((uint32) n, Max(part->max_points, 65536)), has_z || part->z != NULL);
 		return true;
 	}
 	if (points > part->max_points || (has_z && part->z == NULL))
 		return false;
 	return part->device_budget == 0 ||
-		geoacc_dp_simplify_device_bytes(points, part->ntrajectories + 1, part->distance,
+		geoacc_dp_simplify_device_bytes(points, part->ntrajectories + lines, DistanceOf(&part->params),
 										part->params.tolerance) <= part->device_budget;
-}
-
-/*
- * Add a trajectory of at least 3 vertices, its coordinates split by axis,
- * checking on the way that it is a trajectory; false if it is not (the
- * caller then raises the precise error).
- */
-static bool
-ChunkAppend(SimplifyPartition *part, const GeoaccLine *line, ChunkRow *row)
-{
-	const double *p = line->coords;
-	int			nd = line->ndims;
-	uint32		first = part->npoints;
-	bool		valid = line->has_m;
-	double		previous_m = -INFINITY;
-
-	for (uint32 i = 0; i < line->npoints; i++, p += nd)
-	{
-		part->x[first + i] = p[0];
-		part->y[first + i] = p[1];
-		part->m[first + i] = p[nd - 1];
-		valid &= isfinite(p[0]) && isfinite(p[1]) && isfinite(p[nd - 1]) && p[nd - 1] > previous_m;
-		previous_m = p[nd - 1];
-	}
-	if (line->has_z)
-	{
-		p = line->coords;
-		for (uint32 i = 0; i < line->npoints; i++, p += nd)
-		{
-			part->z[first + i] = p[2];
-			valid &= isfinite(p[2]);
-		}
-	}
-	if (!valid)
-		return false;
-	row->first = first;
-	row->npoints = line->npoints;
-	row->has_z = line->has_z;
-	part->npoints += line->npoints;
-	part->offsets[++part->ntrajectories] = part->npoints;
-	return true;
 }
 
 /*
@@ -286,7 +425,7 @@ BeginCall(SimplifyPartition *part, bool at_end)
 typedef enum AddRowResult
 {
 	ROW_ADDED,
-	ROW_FOR_NEXT_CHUNK,			/* its trajectory does not fit: it starts the next chunk */
+	ROW_FOR_NEXT_CHUNK,			/* other arguments, or its vertices do not fit: it starts the next chunk */
 	ROW_PAST_END				/* the partition has no such row */
 } AddRowResult;
 
@@ -295,9 +434,11 @@ static AddRowResult
 ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 {
 	ChunkRow	entry = {0, 0, false};
+	SimplifyParams params;
 	bool		isnull,
 				isout;
 	Datum		datum;
+	uint32		nsimplifiable = 0;
 
 	if (row > PG_INT32_MAX)
 		ereport(ERROR,
@@ -308,52 +449,70 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 	if (isout)
 		return ROW_PAST_END;
-	if (!isnull)
+	if (part->stable_params)
+		params = part->params;
+	else
+		ReadParams(win, row, &params);
+	entry.null_result = params.null;
+	if (!isnull && !params.null)
 	{
-		struct varlena *geom = PG_DETOAST_DATUM(datum);
-		char		what[64];
-		GeoaccLine	line;
+		struct varlena *geom;
+		char	   *what;
+		GeoaccLines lines;
+		uint64		points;
 
-		snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
-		GeoaccLineFromGeometry(geom, &line, what);
+		/* a row with other arguments than the chunk's starts the next chunk */
+		if (part->have_params && !SameParams(&params, &part->params) && part->chunk_end > part->chunk_begin)
+			return ROW_FOR_NEXT_CHUNK;
+		part->params = params;
+		part->have_params = true;
+
+		geom = PG_DETOAST_DATUM(datum);
+		what = GeoaccRowLabel(row + 1, geom);
+		GeoaccLinesFromGeometry(geom, &lines, what);
 		if (!part->have_srid)
 		{
 			part->have_srid = true;
-			part->srid = line.srid;
+			part->srid = lines.srid;
 			part->srid_row = row;
-			GeoaccNoticeIfGeographic(line.srid, "gpu_dp_simplify");
+			if (!lines.geodetic)
+				GeoaccNoticeIfGeographic(lines.srid, "gpu_dp_simplify");
 		}
-		else if (line.srid != part->srid)
+		else if (lines.srid != part->srid)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("mixed SRIDs in a window partition"),
 					 errdetail("Row " INT64_FORMAT " has SRID %d, row " INT64_FORMAT " has SRID %d.",
-							   row + 1, line.srid, part->srid_row + 1, part->srid),
-					 errhint("Transform the trajectories to one SRID, or partition by SRID.")));
-		if (part->params.use_z && line.npoints > 0 && !line.has_z)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s has no Z values", what),
-					 errhint("use_z => true needs LINESTRING ZM trajectories.")));
-		if (line.npoints >= 3)
+							   row + 1, lines.srid, part->srid_row + 1, part->srid),
+					 errhint("Transform the trajectories to one SRID with ST_Transform(), or partition by SRID.")));
+		points = CheckLines(&lines, params.use_z, what);
+		for (uint32 i = 0; i < lines.nlines; i++)
+			nsimplifiable += Simplifiable(&lines.lines[i]);
+		if (points > 0)
 		{
-			if (!ChunkFits(part, line.npoints, line.has_z))
+			if (!ChunkFits(part, points, nsimplifiable, lines.has_z))
 				return ROW_FOR_NEXT_CHUNK;
-			ChunkReserveRow(part);
-			if (!ChunkAppend(part, &line, &entry))
-				GeoaccCheckTrajectory(&line, what); /* raises the error */
-			part->points_read += line.npoints;
+			ChunkReserveRow(part, nsimplifiable);
+			entry.first = part->npoints;
+			entry.npoints = (uint32) points;
+			for (uint32 i = 0; i < lines.nlines; i++)
+			{
+				const GeoaccLine *line = &lines.lines[i];
+
+				if (!Simplifiable(line))
+					continue;
+				SplitLine(line, part->npoints, part->x, part->y, part->z, part->m, LineLabel(&lines, i, what));
+				part->npoints += line->npoints;
+				part->offsets[++part->ntrajectories] = part->npoints;
+			}
+			part->points_read += points;
 			BeginCall(part, false);
 		}
 		else
-		{
-			if (line.npoints > 0)
-				GeoaccCheckTrajectory(&line, what);
-			ChunkReserveRow(part);
-		}
+			ChunkReserveRow(part, 0);
 	}
 	else
-		ChunkReserveRow(part);
+		ChunkReserveRow(part, 0);
 	part->rows[part->chunk_end - part->chunk_begin] = entry;
 	part->chunk_end++;
 	return ROW_ADDED;
@@ -366,6 +525,7 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	GeoaccTrajectories batch;
 	GeoaccSimplifyTiming spent;
 	GeoaccStatus status;
+	GeoaccSimplifyDistance distance;
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
 	if (part->x != NULL && part->max_points < CHUNK_POINTS)
@@ -373,6 +533,8 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	part->chunk_begin = part->chunk_end = begin;
 	part->ntrajectories = 0;
 	part->npoints = 0;
+	if (!part->stable_params)
+		part->have_params = false;
 	for (int64 row = begin;; row++)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(part->rowcxt);
@@ -393,6 +555,7 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	BeginCall(part, part->ended);
 	if (part->ntrajectories == 0)
 		return;
+	distance = DistanceOf(&part->params);
 	part->offsets[0] = 0;
 	batch.ntrajectories = part->ntrajectories;
 	batch.offsets = part->offsets;
@@ -400,11 +563,9 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	batch.y = part->y;
 	batch.z = part->params.use_z ? part->z : NULL;
 	batch.m = part->params.synchronized ? part->m : NULL;
-	status = geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance, part->keep,
-								&spent);
+	status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&part->call, status))
-		status = geoacc_dp_simplify(part->call.device, &batch, part->distance, part->params.tolerance, part->keep,
-									&spent);
+		status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
 	GeoaccCheck(status);
 	part->spent.transfer_ms += spent.transfer_ms;
 	part->spent.compute_ms += spent.compute_ms;
@@ -428,77 +589,23 @@ FinishPartition(SimplifyPartition *part)
 		 part->spent.compute_ms, part->spent.transfer_ms);
 }
 
-/*
- * ST_Simplify's rule for lines (liblwgeom's lwgeom_simplify_in_place): a
- * line of more than two vertices that keeps only its ends, and those ends
- * the same XY within FP_TOLERANCE (1e-12, absolute, as its p2d_same), has
- * collapsed; it is NULL unless preserve_collapsed.  A line of two vertices
- * is returned as it is.
- */
-#define POSTGIS_FP_TOLERANCE 1e-12
-
-static bool
-Collapsed(uint32 npoints, uint32 kept, double x0, double y0, double x1, double y1, bool preserve_collapsed)
-{
-	return !preserve_collapsed && npoints > 2 && kept == 2 &&
-		fabs(x0 - x1) <= POSTGIS_FP_TOLERANCE && fabs(y0 - y1) <= POSTGIS_FP_TOLERANCE;
-}
-
-/*
- * The trajectory of `npoints` vertices (x, y, [z,] m arrays, from index
- * first) with its kept vertices, or the row's own datum if all stay; NULL
- * (*isnull) where it collapsed.
- */
-static Datum
-KeptLine(const double *x, const double *y, const double *z, const double *m, const uint8 *keep, uint32 first,
-		 uint32 npoints, bool has_z, int32 srid, bool preserve_collapsed, Datum datum, bool *isnull)
-{
-	int			nd = has_z ? 4 : 3;
-	uint32		kept = 0;
-	double	   *coords;
-	double	   *out;
-
-	*isnull = false;
-	for (uint32 i = first; i < first + npoints; i++)
-		kept += keep[i];
-	if (Collapsed(npoints, kept, x[first], y[first], x[first + npoints - 1], y[first + npoints - 1],
-				  preserve_collapsed))
-	{
-		*isnull = true;
-		return (Datum) 0;
-	}
-	if (kept == npoints)
-		return datum;
-	coords = palloc_extended((Size) kept * nd * sizeof(double), MCXT_ALLOC_HUGE);
-	out = coords;
-	for (uint32 i = first; i < first + npoints; i++)
-		if (keep[i])
-		{
-			*out++ = x[i];
-			*out++ = y[i];
-			if (has_z)
-				*out++ = z[i];
-			*out++ = m[i];
-		}
-	return GeoaccLineToGeometry(coords, kept, has_z, true, srid);
-}
-
-/* The row's result from the chunk (the row itself for those of at most two vertices). */
+/* The row's result from the chunk (the row itself for those the core did not see). */
 static Datum
 RowResult(const SimplifyPartition *part, int64 row, Datum datum, bool *isnull)
 {
 	const ChunkRow *r = &part->rows[row - part->chunk_begin];
+	GeoaccLines lines;
 
 	*isnull = false;
 	if (r->npoints == 0)
 		return datum;
-	return KeptLine(part->x, part->y, part->z, part->m, part->keep, r->first, r->npoints, r->has_z, part->srid,
-					part->params.preserve_collapsed, datum, isnull);
+	GeoaccLinesFromGeometry(PG_DETOAST_DATUM(datum), &lines, "row");
+	return SimplifiedRow(datum, &lines, part->keep + r->first, part->params.preserve_collapsed, isnull);
 }
 
 /*
  * gpu_dp_simplify(traj, tolerance, preserve_collapsed, synchronized, use_z)
- * OVER (...)
+ * OVER (...), for geometry and geography
  */
 PG_FUNCTION_INFO_V1(gpu_dp_simplify);
 Datum
@@ -509,27 +616,20 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 	int64		row = WinGetCurrentPosition(win);
 	bool		isnull;
 	Datum		datum;
-	Datum		result;
+	Datum		result = (Datum) 0;
 
 	if (!part->started)
 		StartPartition(win, fcinfo, part);
-	else if (!part->stable_params)
-	{
-		SimplifyParams p;
-
-		ReadParams(win, row, &p);
-		if (!SameParams(&p, &part->params))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("tolerance, preserve_collapsed, synchronized and use_z must be the same on every row of a window partition"),
-					 errdetail("Row " INT64_FORMAT " differs from row 1.", row + 1)));
-	}
-	if (part->params.null)
+	/* constant arguments with a NULL among them: every row is NULL, nothing is read */
+	if (part->stable_params && part->params.null)
 		PG_RETURN_NULL();
 	if (row >= part->chunk_end)
 		ComputeChunk(win, part, row);
 	datum = WinGetFuncArgCurrent(win, 0, &isnull);
-	result = isnull ? (Datum) 0 : RowResult(part, row, datum, &isnull);
+	if (!isnull && part->rows[row - part->chunk_begin].null_result)
+		isnull = true;
+	if (!isnull)
+		result = RowResult(part, row, datum, &isnull);
 	if (part->ended && row == part->nrows - 1)
 		FinishPartition(part);
 	if (isnull)
@@ -540,82 +640,76 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 /*
  * geoacc_dp_simplify(traj, tolerance, preserve_collapsed, synchronized,
  * use_z): the window function's result for one trajectory, computed alone
- * (for UPDATE, WHERE, views and generated columns)
+ * (for UPDATE, WHERE, views and generated columns), for geometry and
+ * geography
  */
 PG_FUNCTION_INFO_V1(geoacc_dp_simplify_scalar);
 Datum
 geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 {
-	struct varlena *geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	double		tolerance = PG_GETARG_FLOAT8(1);
-	bool		preserve_collapsed = PG_GETARG_BOOL(2);
-	bool		synchronized = PG_GETARG_BOOL(3);
-	bool		use_z = PG_GETARG_BOOL(4);
-	GeoaccLine	line;
+	Datum		datum = PG_GETARG_DATUM(0);
+	struct varlena *geom = PG_DETOAST_DATUM(datum);
+	SimplifyParams params = {false, PG_GETARG_FLOAT8(1), PG_GETARG_BOOL(2), PG_GETARG_BOOL(3), PG_GETARG_BOOL(4)};
+	GeoaccLines lines;
 	GeoaccTrajectories batch;
-	uint32		offsets[2];
+	uint64		points;
+	uint32	   *offsets;
+	uint32		ntrajectories = 0;
+	uint32		first = 0;
 	double	   *x,
 			   *y,
 			   *z = NULL,
 			   *m;
 	uint8	   *keep;
-	int			nd;
 	GeoaccCall	call;
 	GeoaccStatus status;
-	GeoaccSimplifyDistance distance = synchronized ? (use_z ? GEOACC_SIMPLIFY_SYNCHRONIZED_3D : GEOACC_SIMPLIFY_SYNCHRONIZED)
-		: (use_z ? GEOACC_SIMPLIFY_3D : GEOACC_SIMPLIFY_PLANAR);
+	GeoaccSimplifyDistance distance = DistanceOf(&params);
 	bool		isnull;
 	Datum		result;
 
-	CheckTolerance(tolerance, -1);
-	GeoaccLineFromGeometry(geom, &line, "traj");
-	if (use_z && line.npoints > 0 && !line.has_z)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("traj has no Z values"),
-				 errhint("use_z => true needs LINESTRING ZM trajectories.")));
-	if (line.npoints > 0)
-		GeoaccCheckTrajectory(&line, "traj");
-	if (line.npoints <= 2)
+	CheckTolerance(params.tolerance, 0);
+	GeoaccLinesFromGeometry(geom, &lines, "traj");
+	points = CheckLines(&lines, params.use_z, "traj");
+	if (points == 0)
 		PG_RETURN_POINTER(geom);
-	GeoaccNoticeIfGeographic(line.srid, "geoacc_dp_simplify");
+	if (points >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a trajectory of " UINT64_FORMAT " vertices is too large for geoacc_dp_simplify", points)));
+	if (!lines.geodetic)
+		GeoaccNoticeIfGeographic(lines.srid, "geoacc_dp_simplify");
 
-	/* the window function's arrays for one trajectory */
-	nd = line.ndims;
-	x = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
-	y = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
-	m = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
-	if (line.has_z)
-		z = palloc_extended((Size) line.npoints * sizeof(double), MCXT_ALLOC_HUGE);
-	keep = palloc_extended((Size) line.npoints, MCXT_ALLOC_HUGE);
-	for (uint32 i = 0; i < line.npoints; i++)
-	{
-		const double *p = line.coords + (size_t) i * nd;
-
-		x[i] = p[0];
-		y[i] = p[1];
-		if (z)
-			z[i] = p[2];
-		m[i] = p[nd - 1];
-	}
+	/* the window function's arrays for one row */
+	x = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	y = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	m = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	if (lines.has_z)
+		z = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	keep = palloc_extended((Size) points, MCXT_ALLOC_HUGE);
+	offsets = palloc((lines.nlines + 1) * sizeof(uint32));
 	offsets[0] = 0;
-	offsets[1] = line.npoints;
-	batch.ntrajectories = 1;
+	for (uint32 i = 0; i < lines.nlines; i++)
+		if (Simplifiable(&lines.lines[i]))
+		{
+			SplitLine(&lines.lines[i], first, x, y, z, m, LineLabel(&lines, i, "traj"));
+			first += lines.lines[i].npoints;
+			offsets[++ntrajectories] = first;
+		}
+	batch.ntrajectories = ntrajectories;
 	batch.offsets = offsets;
 	batch.x = x;
 	batch.y = y;
-	batch.z = use_z ? z : NULL;
-	batch.m = synchronized ? m : NULL;
+	batch.z = params.use_z ? z : NULL;
+	batch.m = params.synchronized ? m : NULL;
 
-	GeoaccCallBegin(&call, "geoacc_dp_simplify", line.npoints);
-	status = geoacc_dp_simplify(call.device, &batch, distance, tolerance, keep, NULL);
+	GeoaccCallBegin(&call, "geoacc_dp_simplify", (int64) points);
+	status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_dp_simplify(call.device, &batch, distance, tolerance, keep, NULL);
+		status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 
-	result = KeptLine(x, y, z, m, keep, 0, line.npoints, line.has_z, line.srid, preserve_collapsed,
-					  PointerGetDatum(geom), &isnull);
+	result = SimplifiedRow(PointerGetDatum(geom), &lines, keep, params.preserve_collapsed, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);

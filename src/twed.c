@@ -2,17 +2,20 @@
  * twed.c
  *
  * gpu_twed(): Time Warp Edit Distance between two series (float8 arrays
- * with times) or two trajectories (X, Y [, Z] values, M times), and
- * gpu_twed_matrix(), the distances between the series of two inner queries
- * (or among those of one): the query results are fetched through SPI (as
- * pgRouting does), the distances computed in blocks of bounded size and
- * returned through a tuplestore.
+ * with times in seconds or as timestamps) or two trajectories (X, Y [, Z]
+ * values, M times; a geography's points in metres, as Earth-centred
+ * coordinates: geography.c), and gpu_twed_matrix(), the distances between
+ * the series of two inner queries (or among those of one): the query
+ * results are fetched through SPI (as pgRouting does), the distances
+ * computed in blocks of bounded size and returned through a tuplestore.
  */
 #include "geoacc.h"
 
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "utils/fmgrprotos.h"
+#include "utils/timestamp.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -35,14 +38,16 @@ typedef struct TwedSeries
 	double	   *times;
 } TwedSeries;
 
-/* What every series of one call must share: values per point, SRID. */
+/* What every series of one call must share: values per point, SRID, geometry or geography. */
 typedef struct TwedShape
 {
 	int			dims;			/* 0 until the first series */
 	const char *first;			/* the series that set it */
 	bool		has_srid;
 	int32		srid;
+	bool		geodetic;		/* the trajectories are geographies */
 	const char *srid_first;
+	bool		use_z;			/* trajectories: measure Z */
 } TwedShape;
 
 static void
@@ -133,12 +138,22 @@ FirstNull(ArrayType *array, int n)
 	return n;
 }
 
+/* A time for messages: as a timestamp when the times came as timestamps. */
+static char *
+TimeText(double t, bool timestamps)
+{
+	char	   *text = timestamps ? GeoaccTimeText(t) : NULL;
+
+	return text ? text : psprintf("%.17g", t);
+}
+
 /*
  * Add a series from float8 arrays: values n x k (or n for k = 1), times n
- * (NULL: 1..n).  `label` names it in errors ("a", "a_sql row 3 (id 7)").
+ * (NULL: 1..n; epoch seconds converted from timestamps when
+ * `timestamps`).  `label` names it in errors ("a", "a_sql row 3 (id 7)").
  */
 static void
-SeriesAddArrays(TwedSeries *s, TwedShape *shape, int64 id, ArrayType *values, ArrayType *times,
+SeriesAddArrays(TwedSeries *s, TwedShape *shape, int64 id, ArrayType *values, ArrayType *times, bool timestamps,
 				const char *values_label, const char *times_label, const char *label)
 {
 	int			ndim = ARR_NDIM(values);
@@ -215,14 +230,20 @@ SeriesAddArrays(TwedSeries *s, TwedShape *shape, int64 id, ArrayType *values, Ar
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("%s must increase", times_label),
-						 errdetail("Element %d is %.17g after %.17g.", i + 1, t[i], t[i - 1])));
+						 errdetail("Element %d is %s after %s.", i + 1, TimeText(t[i], timestamps),
+								   TimeText(t[i - 1], timestamps))));
 		}
 		memcpy(s->times + s->npoints, t, (size_t) n * sizeof(double));
 	}
 	SeriesClose(s, id, n);
 }
 
-/* Add a trajectory: X, Y (and Z) are the values, M the time. */
+/*
+ * Add a trajectory: X and Y (and Z with use_z) are the values, M the time;
+ * for a geography, its points in metres as Earth-centred coordinates (the
+ * height Z with use_z, the ellipsoid otherwise), so that the Euclidean
+ * distance between two points is their chord.
+ */
 static void
 SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varlena *geom, const char *label)
 {
@@ -235,21 +256,24 @@ SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varl
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be empty", label)));
 	GeoaccCheckTrajectory(&line, label);
-	k = line.ndims - 1;
-	if (shape->dims != 0 && shape->dims != k)
+	GeoaccCheckUseZ(&line, shape->use_z, label);
+	k = line.geodetic ? 3 : 2 + shape->use_z;
+	if (shape->has_srid && shape->geodetic != line.geodetic)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("trajectories must all have Z or all lack it"),
-				 errdetail("%s is a LINESTRING %s, %s a LINESTRING %s.", shape->first, shape->dims == 3 ? "ZM" : "M",
-						   label, k == 3 ? "ZM" : "M"),
-				 errhint("Use ST_Force3DM() to drop Z from the trajectories that have it.")));
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("trajectories must all be geometries or all geographies"),
+				 errdetail("%s is a %s, %s a %s.", shape->srid_first, shape->geodetic ? "geography" : "geometry",
+						   label, line.geodetic ? "geography" : "geometry"),
+				 errhint("Cast one of the queries' trajectories, for example traj::geography.")));
 	CheckDims(shape, k, label);
 	if (!shape->has_srid)
 	{
 		shape->has_srid = true;
 		shape->srid = line.srid;
+		shape->geodetic = line.geodetic;
 		shape->srid_first = label;
-		GeoaccNoticeIfGeographic(line.srid, "gpu_twed");
+		if (!line.geodetic)
+			GeoaccNoticeIfGeographic(line.srid, "gpu_twed");
 	}
 	else if (shape->srid != line.srid)
 		ereport(ERROR,
@@ -262,11 +286,33 @@ SeriesAddTrajectory(TwedSeries *s, TwedShape *shape, int64 id, const struct varl
 	for (uint32 i = 0; i < line.npoints; i++)
 	{
 		const double *p = line.coords + (size_t) i * line.ndims;
+		double	   *v = s->values + (s->npoints + i) * k;
 
-		memcpy(s->values + (s->npoints + i) * k, p, k * sizeof(double));
-		s->times[s->npoints + i] = p[k];
+		if (line.geodetic)
+			GeoaccEcef(p[0], p[1], shape->use_z ? p[2] : 0, v);
+		else
+		{
+			v[0] = p[0];
+			v[1] = p[1];
+			if (shape->use_z)
+				v[2] = p[2];
+		}
+		s->times[s->npoints + i] = p[line.ndims - 1];
 	}
 	SeriesClose(s, id, line.npoints);
+}
+
+/* Geographies are measured by the Euclidean distance of their Earth-centred points: degree 2 only. */
+static void
+CheckGeographyDegree(const TwedShape *shape, const GeoaccTwedParams *params)
+{
+	if (shape->geodetic && params->degree != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("degree must be 2 for geography trajectories"),
+				 errdetail("degree is %d.", params->degree),
+				 errhint("Points of a geography are measured by their distance in metres; other degrees have no "
+						 "meaning on the Earth.")));
 }
 
 /* nu, lambda, degree, root, float32 from arguments first .. first + 4, checked. */
@@ -324,9 +370,108 @@ TwedBlock(const char *function, const GeoaccTwedSet *a, const GeoaccTwedSet *b, 
 	GeoaccCallEnd(&call);
 }
 
+/* Whether times of this type are taken: float8[] (seconds) or timestamptz[]. */
+static bool
+IsTimesType(Oid type)
+{
+	return type == FLOAT8ARRAYOID || type == TIMESTAMPTZARRAYOID;
+}
+
 /*
- * gpu_twed(a float8[], ta float8[], b float8[], tb float8[], nu, lambda,
- * degree, root, float32): TWED of two series; NULL times mean 1..n
+ * Times as float8[] seconds: a float8[] as it is, a timestamptz[] as epoch
+ * seconds (as date_part('epoch', ...) computes them; infinite timestamps
+ * become infinite, which the series check refuses), other arrays of
+ * numbers through their cast to float8.  *timestamps says whether they
+ * were timestamps.  `type` is the array's type, domains resolved.
+ */
+static ArrayType *
+TimesAsSeconds(Datum datum, Oid type, const char *name, bool *timestamps)
+{
+	ArrayType  *array;
+	Oid			element;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elements;
+	bool	   *nulls;
+	int			n;
+	double	   *seconds;
+	Datum	   *out;
+	ArrayType  *result;
+
+	*timestamps = type == TIMESTAMPTZARRAYOID;
+	if (type == FLOAT8ARRAYOID)
+		return DatumGetArrayTypeP(datum);
+	element = get_element_type(type);
+	if (type != TIMESTAMPTZARRAYOID && element != INT2OID && element != INT4OID && element != INT8OID &&
+		element != FLOAT4OID && element != NUMERICOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must be a float8[] or timestamptz[] array", name),
+				 errdetail("It is %s.", format_type_be(type)),
+				 errhint("Times are seconds (float8[], as the epoch seconds of M) or timestamps (timestamptz[]).")));
+	array = DatumGetArrayTypeP(datum);
+	get_typlenbyvalalign(element, &typlen, &typbyval, &typalign);
+	deconstruct_array(array, element, typlen, typbyval, typalign, &elements, &nulls, &n);
+	seconds = palloc(Max(n, 1) * sizeof(double));
+	out = palloc(Max(n, 1) * sizeof(Datum));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			seconds[i] = 0;
+		else if (element == TIMESTAMPTZOID)
+		{
+			TimestampTz ts = DatumGetTimestampTz(elements[i]);
+
+			if (TIMESTAMP_NOT_FINITE(ts))
+				seconds[i] = TIMESTAMP_IS_NOBEGIN(ts) ? -INFINITY : INFINITY;
+			else
+				seconds[i] = (double) (ts - SetEpochTimestamp()) / 1000000.0;
+		}
+		else if (element == NUMERICOID)
+			seconds[i] = DatumGetFloat8(DirectFunctionCall1(numeric_float8, elements[i]));
+		else if (element == FLOAT4OID)
+			seconds[i] = DatumGetFloat4(elements[i]);
+		else
+			seconds[i] = element == INT2OID ? DatumGetInt16(elements[i])
+				: element == INT4OID ? DatumGetInt32(elements[i]) : (double) DatumGetInt64(elements[i]);
+		out[i] = Float8GetDatum(seconds[i]);
+	}
+	result = construct_md_array(out, nulls, ARR_NDIM(array), ARR_DIMS(array), ARR_LBOUND(array), FLOAT8OID,
+								sizeof(double), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	return result;
+}
+
+/*
+ * Argument `argno` of gpu_twed, declared "any" so that float8[] and
+ * timestamptz[] times both work and an untyped NULL means 1..n: NULL for
+ * NULL, else the times as float8[] seconds; an untyped literal is read as
+ * float8[].
+ */
+static ArrayType *
+TimesArgument(FunctionCallInfo fcinfo, int argno, const char *name, bool *timestamps)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	Oid			input;
+	Oid			ioparam;
+
+	*timestamps = false;
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	if (!OidIsValid(type))
+		elog(ERROR, "could not determine the type of %s", name);
+	if (type == UNKNOWNOID)
+	{
+		getTypeInputInfo(FLOAT8ARRAYOID, &input, &ioparam);
+		return DatumGetArrayTypeP(OidInputFunctionCall(input, DatumGetCString(PG_GETARG_DATUM(argno)), ioparam, -1));
+	}
+	return TimesAsSeconds(PG_GETARG_DATUM(argno), getBaseType(type), name, timestamps);
+}
+
+/*
+ * gpu_twed(a float8[], ta, b float8[], tb, nu, lambda, degree, root,
+ * float32): TWED of two series; times float8[] or timestamptz[], NULL
+ * meaning 1..n
  */
 PG_FUNCTION_INFO_V1(gpu_twed);
 Datum
@@ -338,17 +483,21 @@ gpu_twed(PG_FUNCTION_ARGS)
 	GeoaccTwedParams params;
 	GeoaccTwedSet va,
 				vb;
+	ArrayType  *ta,
+			   *tb;
+	bool		ta_timestamps,
+				tb_timestamps;
 	double		distance;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || AnyArgIsNull(fcinfo, 4, 8))
 		PG_RETURN_NULL();
 	params = ParamsFromArgs(fcinfo, 4);
+	ta = TimesArgument(fcinfo, 1, "ta", &ta_timestamps);
+	tb = TimesArgument(fcinfo, 3, "tb", &tb_timestamps);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
-	SeriesAddArrays(&a, &shape, 0, PG_GETARG_ARRAYTYPE_P(0), PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1),
-					"a", "ta", "a");
-	SeriesAddArrays(&b, &shape, 0, PG_GETARG_ARRAYTYPE_P(2), PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3),
-					"b", "tb", "b");
+	SeriesAddArrays(&a, &shape, 0, PG_GETARG_ARRAYTYPE_P(0), ta, ta_timestamps, "a", "ta", "a");
+	SeriesAddArrays(&b, &shape, 0, PG_GETARG_ARRAYTYPE_P(2), tb, tb_timestamps, "b", "tb", "b");
 	va = SeriesView(&a, &shape);
 	vb = SeriesView(&b, &shape);
 	TwedBlock("gpu_twed", &va, &vb, &params, &distance);
@@ -356,8 +505,8 @@ gpu_twed(PG_FUNCTION_ARGS)
 }
 
 /*
- * gpu_twed(a geometry, b geometry, nu, lambda, degree, root, float32): TWED
- * of two trajectories
+ * gpu_twed(a, b, nu, lambda, degree, root, float32, use_z): TWED of two
+ * trajectories, geometry or geography
  */
 PG_FUNCTION_INFO_V1(gpu_twed_geometry);
 Datum
@@ -371,10 +520,12 @@ gpu_twed_geometry(PG_FUNCTION_ARGS)
 				vb;
 	double		distance;
 
+	shape.use_z = PG_GETARG_BOOL(7);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
 	SeriesAddTrajectory(&a, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), "a");
 	SeriesAddTrajectory(&b, &shape, 0, PG_DETOAST_DATUM(PG_GETARG_DATUM(1)), "b");
+	CheckGeographyDegree(&shape, &params);
 	va = SeriesView(&a, &shape);
 	vb = SeriesView(&b, &shape);
 	TwedBlock("gpu_twed", &va, &vb, &params, &distance);
@@ -409,12 +560,20 @@ ColumnNamed(TupleDesc desc, const char *name)
 	return 0;
 }
 
+/* A trajectory column: PostGIS's geometry or geography. */
+static bool
+IsTrajectoryType(Oid type)
+{
+	return type == GeoaccGeometryOid() || type == GeoaccGeographyOid();
+}
+
 /*
  * The columns of an inner query's rows, as pgRouting reads its inner
- * queries: by name when it has an "id" column and a "traj" (geometry) or a
- * "values" (float8[], with an optional "times") column, other columns
- * ignored; else by position, (id, values[, times]) or (id, trajectory).
- * Types by OID, domains through their base types.
+ * queries: by name when it has an "id" column and a "traj" (geometry or
+ * geography) or a "values" (float8[], with an optional "times", float8[]
+ * or timestamptz[]) column, other columns ignored; else by position, (id,
+ * values[, times]) or (id, trajectory).  Types by OID, domains through
+ * their base types.
  */
 static QueryColumns
 CheckQueryColumns(TupleDesc desc, const char *argname)
@@ -429,13 +588,13 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 
 	if (id > 0 && GeoaccIsIdType(GeoaccColumnType(desc, id)))
 	{
-		if (traj > 0 && GeoaccColumnType(desc, traj) == GeoaccGeometryOid())
+		if (traj > 0 && IsTrajectoryType(GeoaccColumnType(desc, traj)))
 			return (QueryColumns) {FORM_TRAJECTORY, id, traj, 0};
 		if (values > 0 && GeoaccColumnType(desc, values) == FLOAT8ARRAYOID)
 		{
 			if (times == 0)
 				return (QueryColumns) {FORM_VALUES, id, values, 0};
-			if (GeoaccColumnType(desc, times) == FLOAT8ARRAYOID)
+			if (IsTimesType(GeoaccColumnType(desc, times)))
 				return (QueryColumns) {FORM_VALUES_TIMES, id, values, times};
 		}
 	}
@@ -445,9 +604,9 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 
 		if (natts == 2 && second == FLOAT8ARRAYOID)
 			return c;
-		if (natts == 3 && second == FLOAT8ARRAYOID && GeoaccColumnType(desc, 3) == FLOAT8ARRAYOID)
+		if (natts == 3 && second == FLOAT8ARRAYOID && IsTimesType(GeoaccColumnType(desc, 3)))
 			return (QueryColumns) {FORM_VALUES_TIMES, 1, 2, 3};
-		if (natts == 2 && second == GeoaccGeometryOid())
+		if (natts == 2 && IsTrajectoryType(second))
 			return (QueryColumns) {FORM_TRAJECTORY, 1, 2, 0};
 	}
 	initStringInfo(&types);
@@ -457,8 +616,8 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("%s must return (id, values[, times]) or (id, trajectory)", argname),
 			 errdetail("It returns (%s).", types.data),
-			 errhint("The id is an integer, values and times are float8[], a trajectory is a geometry; "
-					 "columns named id, traj, values and times are found by name.")));
+			 errhint("The id is an integer, values are float8[], times float8[] or timestamptz[], a trajectory is "
+					 "a geometry or a geography; columns named id, traj, values and times are found by name.")));
 	pg_unreachable();
 }
 
@@ -471,6 +630,7 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 	QueryColumns cols;
 	QueryForm	form;
 	Oid			id_type;
+	Oid			times_type = InvalidOid;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -479,6 +639,8 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 	cols = CheckQueryColumns(portal->tupDesc, argname);
 	form = cols.form;
 	id_type = GeoaccColumnType(portal->tupDesc, cols.id);
+	if (form == FORM_VALUES_TIMES)
+		times_type = GeoaccColumnType(portal->tupDesc, cols.times);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
@@ -522,15 +684,17 @@ SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *ar
 				ArrayType  *values = DatumGetArrayTypeP(series);
 				ArrayType  *times = NULL;
 				Datum		times_datum = (Datum) 0;
+				bool		timestamps = false;
+				char	   *times_label = psprintf("the times of %s", label);
 
 				if (form == FORM_VALUES_TIMES)
 				{
 					times_datum = SPI_getbinval(tuple, desc, cols.times, &isnull);
 					if (!isnull)
-						times = DatumGetArrayTypeP(times_datum);
+						times = TimesAsSeconds(times_datum, times_type, times_label, &timestamps);
 				}
-				SeriesAddArrays(s, shape, id, values, times,
-								psprintf("the values of %s", label), psprintf("the times of %s", label), label);
+				SeriesAddArrays(s, shape, id, values, times, timestamps, psprintf("the values of %s", label),
+								times_label, label);
 				if ((Pointer) values != DatumGetPointer(series))
 					pfree(values);
 				if (times && (Pointer) times != DatumGetPointer(times_datum))
@@ -597,7 +761,7 @@ NearestColumns(const double *row, uint32 n, uint32 self, uint32 k, uint32 *neare
 }
 
 /*
- * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32, k):
+ * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32, k, use_z):
  * (a_id, b_id, distance) for every series of a_sql against every series of
  * b_sql, or for every pair of series of a_sql when b_sql is NULL.  The rows
  * of a are taken in blocks whose distances fit MatrixBlockPairs(), each
@@ -627,9 +791,10 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	uint32	   *nearest;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6))
+	if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6) || PG_ARGISNULL(8))
 		return (Datum) 0;
 	params = ParamsFromArgs(fcinfo, 2);
+	shape.use_z = PG_GETARG_BOOL(8);
 	if (!PG_ARGISNULL(7))
 	{
 		int32		kk = PG_GETARG_INT32(7);
@@ -648,6 +813,7 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	SeriesFromQuery(&a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!symmetric)
 		SeriesFromQuery(&b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+	CheckGeographyDegree(&shape, &params);
 	cols = symmetric ? &a : &b;
 	if (a.count == 0 || cols->count == 0)
 		return (Datum) 0;
