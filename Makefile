@@ -40,6 +40,9 @@ OBJS += src/segment_join.o
 INSTALL_SQL += sql/install/segment_join.sql
 REGRESS += segment_join
 
+# geography: the trajectory functions in metres on longitude and latitude
+REGRESS += geography
+
 # mesh_clip: clipping triangle meshes by boxes
 OBJS += src/mesh_clip.o
 INSTALL_SQL += sql/install/mesh_clip.sql

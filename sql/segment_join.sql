@@ -38,13 +38,20 @@ SELECT (SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM hand WHERE i
 	(SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM hand WHERE id IN (1, 5)', NULL, 3)) AS touching_at_3,
 	(SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM hand WHERE id IN (1, 5)', NULL, 2.9)) AS touching_at_2_9;
 
--- Z: 3D when both sides have Z, 2D otherwise
+-- Z, the rule of every trajectory function: not measured unless use_z => true (2D: the
+-- tracks 40 m apart in Z meet at 30 m); with use_z every trajectory must have Z
 SELECT (SELECT count(*) FROM gpu_segment_join('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
 		'SELECT 2, ''LINESTRING ZM (0 0 40 0, 100 0 40 100)''::geometry', 30)) AS zm_30,
 	(SELECT count(*) FROM gpu_segment_join('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
-		'SELECT 2, ''LINESTRING ZM (0 0 40 0, 100 0 40 100)''::geometry', 40)) AS zm_40,
+		'SELECT 2, ''LINESTRING ZM (0 0 40 0, 100 0 40 100)''::geometry', 30, use_z => true)) AS zm_30_3d,
+	(SELECT count(*) FROM gpu_segment_join('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
+		'SELECT 2, ''LINESTRING ZM (0 0 40 0, 100 0 40 100)''::geometry', 40, use_z => true)) AS zm_40_3d,
 	(SELECT count(*) FROM gpu_segment_join('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
 		'SELECT 2, ''LINESTRING M (0 0 0, 100 0 100)''::geometry', 30)) AS zm_with_m_30;
+SELECT * FROM gpu_segment_join('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
+	'SELECT 2, ''LINESTRING M (0 0 0, 100 0 100)''::geometry', 30, use_z => true);
+SELECT count(*) AS contacts FROM gpu_segment_contacts('SELECT 1, ''LINESTRING ZM (0 0 0 0, 100 0 0 100)''::geometry',
+	'SELECT 2, ''LINESTRING ZM (0 0 40 0, 100 0 40 100)''::geometry', 30, use_z => true);
 
 -- NULL, empty and single-point trajectories have no segments; integer ids of any width, domains too
 CREATE DOMAIN track_id AS smallint;

@@ -209,10 +209,82 @@ SELECT gpu_dp_simplify(traj, 1) OVER ()
 FROM (VALUES ('LINESTRING (0 0, 1 1, 2 0)'::geometry)) v(traj);
 SELECT gpu_dp_simplify(traj, -1) OVER () FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 'NaN') OVER () FROM ais_tracks;
-SELECT gpu_dp_simplify(traj, id) OVER (ORDER BY id) FROM ais_tracks;
--- a NULL tolerance on some rows only is a difference too (NULL on every row gives NULL rows)
-SELECT gpu_dp_simplify(traj, CASE WHEN id = 3 THEN NULL ELSE 1 END) OVER (ORDER BY id) FROM ais_tracks;
 SELECT gpu_dp_simplify(traj, 1, use_z => true) OVER () FROM ais_tracks;
+-- a row is named by its position and the time of its first vertex (M in epoch seconds)
+SELECT gpu_dp_simplify(traj, 1) OVER (ORDER BY id)
+FROM (VALUES (1, 'LINESTRING M (0 0 1591272000, 1 1 1591272060)'::geometry),
+	(2, 'LINESTRING M (0 0 1591272000, 1 1 1591272060.5, 2 0 1591272060.5)')) v(id, traj);
+SELECT gpu_dp_simplify(traj, 10) OVER ()
+FROM (VALUES ('MULTILINESTRING M ((0 0 1591272000, 1 1 1591272060, 2 0 1591272120), (5 5 1591272180, 6 6 1591272180))'::geometry)) v(traj);
+
+-- arguments may change from row to row: each row is simplified with its own, as ST_Simplify
+-- and the scalar form do (consecutive rows with the same arguments share a core call)
+SELECT count(*) AS rows, count(DISTINCT (t, p)) AS argument_sets,
+	bool_and(ST_AsEWKB(s) IS NOT DISTINCT FROM ST_AsEWKB(ST_Simplify(traj, t, p))) AS as_st_simplify
+FROM (SELECT traj, t, p, gpu_dp_simplify(traj, t, p) OVER (ORDER BY id) AS s
+	FROM ais_tracks, LATERAL (SELECT (id % 4) * 5.0 AS t, id % 3 = 0 AS p) a) x;
+SELECT count(*) AS rows,
+	bool_and(ST_AsEWKB(s) IS NOT DISTINCT FROM ST_AsEWKB(geoacc_dp_simplify(traj, t, true, sync, z))) AS as_scalar
+FROM (SELECT traj, t, sync, z, gpu_dp_simplify(traj, t, true, sync, z) OVER (ORDER BY id, t) AS s
+	FROM simplify_random, LATERAL (SELECT (id % 3) * 4.0 AS t, id % 2 = 0 AS sync, id % 5 < 2 AS z) a) x;
+-- a NULL argument gives that row NULL; a constant NULL every row without reading them
+SELECT count(*) AS rows, count(s) AS not_null, count(*) FILTER (WHERE id % 10 = 3) AS null_tolerance
+FROM (SELECT id, gpu_dp_simplify(traj, CASE WHEN id % 10 = 3 THEN NULL ELSE 1 END, true) OVER (ORDER BY id) AS s
+	FROM ais_tracks) x;
+
+-- MULTILINESTRING M, what ST_LocateBetween returns, is simplified line by line as ST_Simplify
+-- does: a line that collapses is dropped, the whole is NULL when none is left, and a line of two
+-- vertices at one place goes only when another line lost vertices
+CREATE TEMP TABLE simplify_multi AS
+SELECT id, ST_Collect(piece ORDER BY k) AS traj
+FROM (SELECT id, k, ST_MakeLine(geom ORDER BY i) AS piece
+	FROM (SELECT id, (d).path[1] AS i, (d).geom, ((d).path[1] * 7 + id) / (3 + id % 20) AS k
+		FROM (SELECT id, ST_DumpPoints(traj) AS d FROM simplify_random) x) p
+	GROUP BY id, k) q
+GROUP BY id;
+SELECT count(*) AS checks, count(DISTINCT ST_NumGeometries(traj)) > 10 AS varied_lines,
+	bool_and(ST_GeometryType(traj) = 'ST_MultiLineString') AS all_multi,
+	bool_and(simplify_raw(s) IS NOT DISTINCT FROM simplify_raw(ST_Simplify(traj, t))) AS same_bytes_as_st_simplify,
+	bool_and(simplify_raw(p) IS NOT DISTINCT FROM simplify_raw(ST_Simplify(traj, t, true))) AS preserved_same_bytes,
+	bool_and(ST_AsEWKB(geoacc_dp_simplify(traj, t)) IS NOT DISTINCT FROM ST_AsEWKB(s)) AS scalar_equal,
+	count(*) FILTER (WHERE ST_NumGeometries(s) < ST_NumGeometries(traj)) > 0 AS some_lines_dropped
+FROM (SELECT t, traj, gpu_dp_simplify(traj, t) OVER (PARTITION BY t) AS s,
+		gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS p
+	FROM (SELECT traj FROM simplify_multi UNION ALL SELECT ST_Force3DM(traj) FROM simplify_multi) r,
+		unnest(ARRAY[0, 0.5, 2, 5, 20]::float8[]) t) x;
+-- the real tracks cut to the fixes of every second ten minutes by ST_LocateBetween
+CREATE TEMP TABLE simplify_located AS
+SELECT id, ST_LocateBetween(traj, ST_M(ST_StartPoint(traj)), ST_M(ST_EndPoint(traj))) AS whole,
+	(SELECT ST_Collect(ST_LocateBetween(traj, w, w + 599.999) ORDER BY w)
+		FROM generate_series(ST_M(ST_StartPoint(traj))::bigint, ST_M(ST_EndPoint(traj))::bigint, 1200) w) AS windows
+FROM ais_tracks;
+SELECT count(*) AS tracks, bool_and(ST_GeometryType(whole) = 'ST_MultiLineString') AS located_is_multi,
+	bool_and(ST_AsEWKB(gw) IS NOT DISTINCT FROM ST_AsEWKB(ST_Simplify(whole, 10))) AS whole_equal,
+	bool_and(ST_AsEWKB(ww) IS NOT DISTINCT FROM ST_AsEWKB(ST_Simplify(ST_CollectionExtract(windows, 2), 10)))
+		AS windows_equal
+FROM (SELECT whole, windows, gpu_dp_simplify(whole, 10) OVER () AS gw,
+		gpu_dp_simplify(ST_CollectionExtract(windows, 2), 10) OVER () AS ww FROM simplify_located) x;
+-- a time window of a track with ST_FilterByM(traj, t0, t1, true): a LINESTRING M
+SELECT count(*) AS tracks, bool_and(ST_GeometryType(w) = 'ST_LineString') AS lines,
+	bool_and(ST_AsEWKB(gpu) IS NOT DISTINCT FROM ST_AsEWKB(ST_Simplify(w, 10))) AS equal
+FROM (SELECT w, gpu_dp_simplify(w, 10) OVER () AS gpu
+	FROM (SELECT ST_FilterByM(traj, extract(epoch FROM timestamptz '2020-06-05 12:00+00'),
+			extract(epoch FROM timestamptz '2020-06-05 14:00+00'), true) AS w
+		FROM ais_tracks) f
+	WHERE NOT ST_IsEmpty(w)) x;
+-- by hand: every line collapsed (NULL, or kept with preserve_collapsed); a line of two vertices at
+-- one place stays while no other line loses a vertex
+SELECT name, ST_AsText(gpu_dp_simplify(traj, 10, preserve) OVER (PARTITION BY name)) AS simplified,
+	ST_AsText(ST_Simplify(traj, 10, preserve)) AS st_simplify
+FROM (VALUES
+	('collapsed', 'MULTILINESTRING M ((0 0 1, 5 0.1 2, 0 0 3), (1 1 4, 1 1 5))'::geometry, false),
+	('collapsed, preserved', 'MULTILINESTRING M ((0 0 1, 5 0.1 2, 0 0 3), (1 1 4, 1 1 5))', true),
+	('nothing removed', 'MULTILINESTRING M ((0 0 1, 50 50 2, 100 0 3), (1 1 4, 1 1 5))', false),
+	('one line simplified', 'MULTILINESTRING M ((0 0 1, 1 1 2, 100 0 3), (1 1 4, 1 1 5), EMPTY)', false),
+	('empty', 'MULTILINESTRING M EMPTY', false)) v(name, traj, preserve)
+ORDER BY name;
+SELECT geoacc_dp_simplify('MULTILINESTRING M ((0 0 1, 1 1 2, 2 0 3), (0 0 5, 1 1 4))'::geometry, 1);
+SELECT geoacc_dp_simplify('GEOMETRYCOLLECTION M (LINESTRING M (0 0 1, 1 1 2))'::geometry, 1);
 
 -- compression statistics, by hand: half the vertices removed, no length
 -- lost, (1 0) and (2 0) are 1 from their nearest kept vertex

@@ -215,6 +215,30 @@ SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[] WHE
 SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', NULL, 1, 1);
 SELECT count(*) AS no_rows FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1, ''{1}''::float8[]', 1, NULL);
 
+-- times as timestamptz[] beside epoch seconds: the same distances, scalar and matrix; an untyped
+-- NULL still means 1..n, an untyped literal is read as float8[]
+CREATE TEMP TABLE twed_stamped AS
+SELECT id, k, vals, secs, array(SELECT to_timestamp(t) FROM unnest(secs) t) AS stamps
+FROM (SELECT id, k, vals,
+		array(SELECT 1591272000 + 0.25 * sum(1 + floor(random() * 12)) OVER (ORDER BY i)
+			FROM generate_series(1, array_length(vals, 1)) i) AS secs
+	FROM twed_random) x;
+SELECT count(*) AS pairs,
+	bool_and(gpu_twed(x.vals, x.stamps, y.vals, y.stamps, 0.5, 1.5) = gpu_twed(x.vals, x.secs, y.vals, y.secs, 0.5, 1.5))
+		AS timestamps_as_seconds
+FROM twed_stamped x JOIN twed_stamped y ON x.k = y.k;
+SELECT count(*) AS pairs, bool_and(s.distance = f.distance) AS matrix_timestamps_as_seconds
+FROM gpu_twed_matrix('SELECT id, vals AS values, stamps AS times FROM twed_stamped WHERE k = 2', NULL, 0.5, 1.5) s
+JOIN gpu_twed_matrix('SELECT id, vals, secs FROM twed_stamped WHERE k = 2', NULL, 0.5, 1.5) f USING (a_id, b_id);
+SELECT gpu_twed('{1, 2}'::float8[], '{1, 2}', '{3}'::float8[], '{5}') AS untyped_times,
+	gpu_twed('{1, 2}'::float8[], '{1, 2}'::int[], '{3}'::float8[], '{5}'::numeric[]) AS integer_and_numeric_times,
+	gpu_twed(ARRAY[1, 2], NULL, ARRAY[3], NULL, nu => 0.001, lambda => 1) AS null_times;
+SELECT gpu_twed('{1, 2}'::float8[], ARRAY[timestamptz '2020-06-04 12:00:00.5+00', '2020-06-04 12:00:00.5+00'],
+	'{3}'::float8[], NULL);
+SELECT gpu_twed('{1, 2}'::float8[], ARRAY['2020-06-04', '2020-06-05'], '{3}'::float8[], NULL);
+SELECT gpu_twed('{1, 2}'::float8[], ARRAY[timestamptz '2020-06-04', 'infinity'], '{3}'::float8[], NULL);
+SELECT * FROM gpu_twed_matrix('SELECT 1 AS id, ''{1, 2}''::float8[] AS values, ARRAY[timestamptz ''2020-06-04 12:00+00'', ''2020-06-04 11:00+00''] AS times', NULL);
+
 -- bad input (array literals in a call with an untyped last argument need a cast, as the
 -- trajectory form would match too)
 SELECT gpu_twed('{}', NULL, '{1}', NULL, 1, 1);
@@ -242,7 +266,13 @@ SELECT gpu_twed('LINESTRING (0 0, 1 1)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
 SELECT gpu_twed('LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING M (0 0 1, 1 1 1)', 1, 1);
 SELECT gpu_twed('LINESTRING M EMPTY', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
 SELECT gpu_twed('SRID=32618;LINESTRING M (0 0 1, 1 1 2)', 'SRID=4326;LINESTRING M (0 0 1, 1 1 2)', 1, 1);
-SELECT gpu_twed('LINESTRING ZM (0 0 0 1, 1 1 1 2)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1);
+-- Z, the rule of every trajectory function: not measured unless use_z => true, which needs Z on
+-- every trajectory (3 apart at the first fix: 3 + 0 + 3 along the diagonal)
+SELECT gpu_twed('LINESTRING ZM (0 0 0 1, 1 1 1 2)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1) AS z_not_measured,
+	gpu_twed('LINESTRING ZM (0 0 0 1, 1 1 1 2)', 'LINESTRING ZM (0 0 3 1, 1 1 1 2)', 1, 1, use_z => true) AS z_measured;
+SELECT gpu_twed('LINESTRING ZM (0 0 0 1, 1 1 1 2)', 'LINESTRING M (0 0 1, 1 1 2)', 1, 1, use_z => true);
+SELECT * FROM gpu_twed_matrix('SELECT 1, ''LINESTRING ZM (0 0 0 1, 1 1 1 2)''::geometry',
+	'SELECT 2, ''LINESTRING M (0 0 1, 1 1 2)''::geometry', 1, 1, use_z => true);
 SELECT * FROM gpu_twed_matrix('SELECT ''x''::text, ''{1}''::float8[]', NULL, 1, 1);
 SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[], NULL::float8[], 4', NULL, 1, 1);
 SELECT * FROM gpu_twed_matrix('SELECT 1, ''{1}''::float8[]', 'SELECT 1, ''{1}''::text', 1, 1);

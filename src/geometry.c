@@ -384,8 +384,8 @@ GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has no Z values", what),
-				 errhint("use_z => true measures in 3D and needs LINESTRING ZM trajectories; without it Z is "
-						 "carried, not measured.")));
+				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; without it Z is not "
+						 "measured.")));
 }
 
 /* The float just below (or equal to) d, as PostGIS rounds bounding boxes. */

@@ -446,13 +446,19 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 				 errmsg("window partition has too many rows for gpu_dp_simplify"),
 				 errdetail("The limit is %d rows.", PG_INT32_MAX),
 				 errhint("Use PARTITION BY to split the rows.")));
-	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
-	if (isout)
-		return ROW_PAST_END;
+	/* the arguments first: fetching one may free the row fetched before it */
 	if (part->stable_params)
 		params = part->params;
 	else
+	{
+		datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+		if (isout)
+			return ROW_PAST_END;
 		ReadParams(win, row, &params);
+	}
+	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+	if (isout)
+		return ROW_PAST_END;
 	entry.null_result = params.null;
 	if (!isnull && !params.null)
 	{

@@ -132,8 +132,14 @@ def case_simplify(rng):
                (tol, rng.choice(["false", "true", "NULL"]), rng.choice(["false", "true"]), geom,
                 trajectory(rng, rng.randint(2, 6))))
         return "fuzz_try(%s)" % quote(sql)
-    rows = ", ".join("(%d, %s)" % (i, trajectory(rng, rng.randint(2, 60), with_z=rng.random() < 0.3))
-                     for i in range(rng.randint(1, 6)))
+    def one(i):
+        with_z = rng.random() < 0.3
+        if rng.random() < 0.3:
+            # a MULTILINESTRING, simplified line by line (lines of 1 to 20 vertices)
+            return "(%d, ST_Collect(ARRAY[%s]))" % (i, ", ".join(
+                trajectory(rng, rng.randint(1, 20), with_z=with_z) for _ in range(rng.randint(1, 4))))
+        return "(%d, %s)" % (i, trajectory(rng, rng.randint(2, 60), with_z=with_z))
+    rows = ", ".join(one(i) for i in range(rng.randint(1, 6)))
     tol = rng.choice([0.0, 1e-9, 0.5, 1, 10, 1e5, float("inf")]) * rng.choice([1, 1e-150, 1e150])
     preserve = rng.choice(["false", "true"])
     # the window function and the scalar form against ST_Simplify with the same positional arguments
@@ -141,6 +147,51 @@ def case_simplify(rng):
             "AND ST_AsEWKB(geoacc_dp_simplify(g, %s, %s)) IS NOT DISTINCT FROM ST_AsEWKB(p)) "
             "FROM (SELECT g, gpu_dp_simplify(g, %s, %s) OVER () AS s, ST_Simplify(g, %s, %s) AS p "
             "FROM (VALUES %s) v(id, g)) x)" % (num(tol), preserve, num(tol), preserve, num(tol), preserve, rows))
+
+
+def geography_track(rng, npoints, radius_degrees):
+    """A random walk in longitude and latitude (M increasing) as a geography, anywhere on Earth, across the
+    antimeridian and near the poles too, within about radius_degrees of its start."""
+    lon, lat = rng.uniform(-180, 180), rng.choice([rng.uniform(-89.9, 89.9), rng.uniform(85, 89.9), 0.0])
+    t = 1.6e9 + rng.uniform(0, 100)
+    step = radius_degrees / max(1, npoints)
+    pts = []
+    for _ in range(npoints):
+        pts.append("ST_MakePointM(%r, %r, %r)" % ((lon + 540) % 360 - 180, lat, t))
+        lat = max(-89.99, min(89.99, lat + rng.uniform(-1, 1) * step))
+        lon += rng.uniform(-1, 1) * step / max(0.05, math.cos(math.radians(lat)))
+        t += rng.uniform(1, 120)
+    return "ST_SetSRID(ST_MakeLine(ARRAY[%s]), 4326)::geography" % ", ".join(pts)
+
+
+def case_simplify_geography(rng):
+    if rng.random() < 0.3:
+        geom = rng.choice([
+            geography_track(rng, rng.randint(3, 30), rng.choice([4, 8, 20])),
+            "'SRID=4326;LINESTRING M (0 0 1, 170 0 2, 0 0.1 3)'::geography",
+            "'SRID=4326;LINESTRING (0 0, 1 1, 2 0)'::geography",
+            "'SRID=4326;LINESTRING M (0 0 2, 1 1 1, 2 0 3)'::geography",
+            "'SRID=4326;POINT M (0 0 1)'::geography", "NULL::geography",
+            "'SRID=4326;MULTILINESTRING M ((0 0 1, 1 1 2, 2 0 3), EMPTY)'::geography",
+            "'SRID=4326;LINESTRING ZM (0 0 0 1, 0.1 0 1e300 2, 0.2 0 0 3)'::geography",
+        ])
+        sql = "SELECT ST_AsText(geoacc_dp_simplify(%s, %s, use_z => %s))" % (
+            geom, rng.choice([hostile_float(rng), "10", "1e300", "0"]), rng.choice(["false", "true"]))
+        return "fuzz_try(%s)" % quote(sql)
+    rows = ", ".join("(%d, %s)" % (i, geography_track(rng, rng.randint(2, 80), rng.choice([0.01, 0.3, 2.5])))
+                     for i in range(rng.randint(1, 5)))
+    tol = rng.choice([0.0, 1, 10, 100, 5000])
+    sync = rng.choice(["false", "true"])
+    # the window function equals the scalar form; the kept vertices are the original ones; with the
+    # spatial distance every vertex lies within the tolerance of the result by PostGIS's geodesic distance
+    # (0.3% relative: the projection's error within 2.5 degrees of a track's centre)
+    within = ("NOT EXISTS (SELECT 1 FROM ST_DumpPoints(g::geometry) d "
+              "WHERE ST_Distance(d.geom::geography, s) > %s * 1.003 + 1e-9)" % num(tol)) if sync == "false" else "true"
+    return ("(SELECT bool_and(ST_AsEWKB(s::geometry) = ST_AsEWKB(geoacc_dp_simplify(g, %s, true, %s)::geometry) "
+            "AND NOT EXISTS (SELECT 1 FROM ST_DumpPoints(s::geometry) k WHERE NOT EXISTS (SELECT 1 FROM "
+            "ST_DumpPoints(g::geometry) o WHERE ST_AsEWKB(o.geom) = ST_AsEWKB(k.geom))) AND %s) "
+            "FROM (SELECT g, gpu_dp_simplify(g, %s, true, %s) OVER () AS s FROM (VALUES %s) v(id, g)) x)"
+            % (num(tol), sync, within, num(tol), sync, rows))
 
 
 def series(rng, dims, extreme=True):
@@ -339,8 +390,9 @@ def case_segment_join(rng):
     values = "VALUES " + ", ".join(rows)
     d = rng.choice([1.0, 10.0, 50.0, 150.0, 400.0])
     method = rng.choice(["auto", "spatial", "temporal", "spatiotemporal"])
+    use_z = "true" if with_z and rng.random() < 0.5 else "false"
     # brute force: every pair of 2-point segments of different vessels, by PostGIS's CPA functions
-    return ("fuzz_segment_join_agrees(%s, %r, %s)" % (quote(values), d, quote(method)))
+    return ("fuzz_segment_join_agrees(%s, %r, %s, %s)" % (quote(values), d, quote(method), use_z))
 
 
 def tin(rng, ntriangles, scale, origin):
@@ -387,6 +439,7 @@ def case_mesh_clip(rng):
 
 FUNCTIONS = {
     "simplify": case_simplify,
+    "simplify_geography": case_simplify_geography,
     "twed": case_twed,
     "twed_float32": case_twed_float32,
     "twed_matrix": case_twed_matrix,

@@ -178,21 +178,25 @@ END
 $$;
 
 -- gpu_segment_join of the tracks in `tracks` (a VALUES list of (id, trajectory)) against PostGIS:
--- ST_CPAWithin over every pair of 2-point segments of different tracks, the same rows (but for
+-- ST_CPAWithin over every pair of 2-point segments of different tracks (in 3D with use_z, else of
+-- the segments without Z, by the Z rule of every trajectory function), the same rows (but for
 -- pairs whose closest approach is within 1e-9 of the distance, where the two roundings may
 -- disagree), and ST_DistanceCPA equal to cpa_distance to 1e-9.
-CREATE OR REPLACE FUNCTION fuzz_segment_join_agrees(tracks text, d float8, method text) RETURNS boolean
+DROP FUNCTION IF EXISTS fuzz_segment_join_agrees(text, float8, text);
+CREATE OR REPLACE FUNCTION fuzz_segment_join_agrees(tracks text, d float8, method text, use_z boolean)
+RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
 	bad bigint;
 BEGIN
 	EXECUTE format($q$
 		WITH t(id, g) AS (%1$s),
-		segs AS (SELECT id, n AS seg, ST_MakeLine(ST_PointN(g, n), ST_PointN(g, n + 1)) AS s
-			FROM t, generate_series(1, ST_NPoints(g) - 1) n),
+		segs AS (SELECT id, n AS seg, CASE WHEN %5$L THEN s ELSE ST_Force3DM(s) END AS s
+			FROM t, generate_series(1, ST_NPoints(g) - 1) n,
+				LATERAL (SELECT ST_MakeLine(ST_PointN(g, n), ST_PointN(g, n + 1)) AS s) m),
 		ref AS (SELECT a.id AS a_id, a.seg AS a_seg, b.id AS b_id, b.seg AS b_seg
 			FROM segs a JOIN segs b ON a.id < b.id WHERE ST_CPAWithin(a.s, b.s, %2$s)),
-		got AS (SELECT * FROM gpu_segment_join(%3$L, NULL, %2$s::float8, %4$L)),
+		got AS (SELECT * FROM gpu_segment_join(%3$L, NULL, %2$s::float8, %4$L, %5$L)),
 		diff AS (SELECT coalesce(r.a_id, g.a_id) AS a_id, coalesce(r.a_seg, g.a_seg) AS a_seg,
 				coalesce(r.b_id, g.b_id) AS b_id, coalesce(r.b_seg, g.b_seg) AS b_seg, g.cpa_distance,
 				r.a_id IS NULL OR g.a_id IS NULL AS one_side
@@ -202,7 +206,7 @@ BEGIN
 			JOIN segs sb ON sb.id = diff.b_id AND sb.seg = diff.b_seg
 		WHERE (one_side AND abs(ST_DistanceCPA(sa.s, sb.s) - %2$s) > 1e-9 * %2$s)
 			OR (NOT one_side AND abs(ST_DistanceCPA(sa.s, sb.s) - cpa_distance) > 1e-9 * greatest(1, cpa_distance))
-		$q$, tracks, d, 'SELECT * FROM (' || tracks || ') t(id, g)', method) INTO bad;
+		$q$, tracks, d, 'SELECT * FROM (' || tracks || ') t(id, g)', method, use_z) INTO bad;
 	IF bad > 0 THEN
 		PERFORM set_config('fuzz.detail', format('%s pairs disagree with PostGIS', bad), false);
 	END IF;
