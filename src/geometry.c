@@ -384,8 +384,8 @@ GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has no Z values", what),
-				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; without it Z is not "
-						 "measured.")));
+				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
+						 "without Z, as if ST_Force3DM() had dropped it.")));
 }
 
 /* The float just below (or equal to) d, as PostGIS rounds bounding boxes. */

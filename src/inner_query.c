@@ -259,6 +259,6 @@ GeoaccNoticeIfGeographic(int32 srid, const char *function)
 	ereport(NOTICE,
 			(errmsg("%s measures in the units of SRID %d: degrees", function, srid),
 			 errdetail("Tolerances and distances are then in degrees of longitude and latitude, not metres."),
-			 errhint("Transform the trajectories to a projected SRID first, for example ST_Transform(traj, 32618) "
-					 "for UTM zone 18N.")));
+			 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
+					 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
 }
