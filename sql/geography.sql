@@ -247,5 +247,19 @@ SELECT (SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM geog_pair', 
 	(SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM geog_pair', NULL, 49.999)) AS at_49_999,
 	(SELECT round(min_distance::numeric, 4) FROM gpu_segment_contacts('SELECT id, traj FROM geog_pair', NULL, 60))
 		AS closest_m;
+-- the device in use and the CPU give the same bits (under geoacc.device = gpu this compares the GPU
+-- with the CPU: the kernels see the same projected coordinates)
+CREATE TEMP TABLE geog_twed AS SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM geog_short', NULL, 0.01, 100);
+SET geoacc.device = 'cpu';
+SELECT count(*) AS rows, bool_and(pg_temp.raw(c.p) = pg_temp.raw(g.p)) AS simplify_same_on_cpu
+FROM (SELECT id, t, gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS p FROM geog, unnest(ARRAY[1, 10, 50]::float8[]) t) c
+JOIN geog_simplified g USING (id, t);
+SELECT count(*) AS pairs, bool_and(c.distance = g.distance) AS twed_same_on_cpu
+FROM gpu_twed_matrix('SELECT id, traj FROM geog_short', NULL, 0.01, 100) c JOIN geog_twed g USING (a_id, b_id);
+SELECT (SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM geog', NULL, 100)) AS rows,
+	(SELECT count(*) FROM (SELECT * FROM gpu_segment_join('SELECT id, traj FROM geog', NULL, 100)
+		EXCEPT ALL SELECT * FROM geog_join) x) AS join_differs_on_cpu;
+RESET geoacc.device;
+
 SELECT * FROM gpu_segment_join('SELECT id, traj FROM geog', 'SELECT id, traj FROM ais_tracks', 100);
 SELECT * FROM gpu_segment_join('SELECT id, ST_Transform(traj, 4326) FROM ais_tracks', NULL, 100);
