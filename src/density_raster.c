@@ -647,7 +647,7 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 	ArgsFromCall(fcinfo, &args);
 	geom = PG_GETARG_VARLENA_P(1);
 	row = (state == NULL ? 0 : state->h.rows) + 1;
-	what = psprintf("row %lld", (long long) row);
+	what = GeoaccRowLabel(row, geom);
 	if (args.weighted)
 	{
 		weight = PG_GETARG_FLOAT8(9);

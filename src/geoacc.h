@@ -169,15 +169,17 @@ bool		GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line);
  * ERROR unless the line is a trajectory: has M, finite coordinates, M
  * strictly increasing (and for a geography, longitudes and latitudes in
  * range).  `what` names the row in messages; M values are shown with their
- * time.
+ * time.  With `what` NULL, false instead of the ERROR (callers that build
+ * the row's name only when they need it check first, then again with it).
  */
-void		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
+bool		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
 
 /*
  * The Z rule of every trajectory function: Z is carried, not measured,
- * unless use_z; then every trajectory must have it (ERROR naming `what`).
+ * unless use_z; then every trajectory must have it (ERROR naming `what`;
+ * with `what` NULL, false instead).
  */
-void		GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what);
+bool		GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what);
 
 /*
  * How messages name a row of a window partition or an aggregate: "row 12",

@@ -342,50 +342,71 @@ GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line)
 	return true;
 }
 
-void
+bool
 GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 {
 	int			nd = line->ndims;
 	int			mi = nd - 1;
 
 	if (!line->has_m)
+	{
+		if (what == NULL)
+			return false;
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has no M values", what),
 				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries with time in M.")));
+	}
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * nd;
 
 		for (int d = 0; d < nd; d++)
 			if (!isfinite(p[d]))
+			{
+				if (what == NULL)
+					return false;
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("%s has a non-finite coordinate", what),
 						 errdetail("Vertex %u has %c = %g.", i + 1, "XYZM"[d == mi ? 3 : d], p[d])));
+			}
 		if (i > 0 && !(p[mi] > p[mi - nd]))
+		{
+			if (what == NULL)
+				return false;
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: trajectory M values must increase", what),
 					 errdetail("Vertex %u has %s after %s.", i + 1, MText(p[mi]), MText(p[mi - nd])),
 					 errhint("Use ST_IsValidTrajectory() to find such rows.")));
+		}
 		if (line->geodetic && (fabs(p[0]) > 180 || fabs(p[1]) > 90))
+		{
+			if (what == NULL)
+				return false;
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s has a coordinate out of the longitude and latitude range", what),
 					 errdetail("Vertex %u is at longitude %g, latitude %g.", i + 1, p[0], p[1])));
+		}
 	}
+	return true;
 }
 
-void
+bool
 GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what)
 {
-	if (use_z && line->npoints > 0 && !line->has_z)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has no Z values", what),
-				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
-						 "without Z, as if ST_Force3DM() had dropped it.")));
+	if (!use_z || line->npoints == 0 || line->has_z)
+		return true;
+	if (what == NULL)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s has no Z values", what),
+			 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
+					 "without Z, as if ST_Force3DM() had dropped it.")));
+	pg_unreachable();
 }
 
 /* The float just below (or equal to) d, as PostGIS rounds bounding boxes. */

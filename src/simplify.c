@@ -47,11 +47,25 @@ typedef struct SimplifyParams
 	bool		use_z;
 } SimplifyParams;
 
+/* Where the core's input goes: coordinates split by axis, and the lines' ends. */
+typedef struct SplitArrays
+{
+	double	   *x;				/* X (a geography's longitude) as given */
+	double	   *y;
+	double	   *z;				/* when some row has Z */
+	double	   *m;
+	double	   *gx;				/* a geography: the metres the core measures */
+	double	   *gy;
+	uint32	   *offsets;		/* offsets[t + 1]: the end of line t */
+} SplitArrays;
+
 /* A row of the current chunk. */
 typedef struct ChunkRow
 {
-	uint32		first;			/* its first vertex in the chunk's arrays */
-	uint32		npoints;		/* 0: returned as it is (NULL, empty, lines of 1-2 vertices) */
+	uint32		first;			/* its first line in the chunk's arrays */
+	uint32		nlines;			/* 0: returned as it is (NULL, empty, no line of 3 vertices or more) */
+	bool		multi;			/* a MULTILINESTRING */
+	bool		has_z;
 	bool		null_result;	/* an argument is NULL */
 } ChunkRow;
 
@@ -69,21 +83,18 @@ typedef struct SimplifyPartition
 	bool		have_srid;
 	int32		srid;
 	int64		srid_row;
+	bool		geodetic;		/* geographies (known from the first row read) */
 
 	/* the current chunk: rows [chunk_begin, chunk_end) */
 	int64		chunk_begin;
 	int64		chunk_end;
 	ChunkRow   *rows;
 	uint32		max_rows;
-	uint32		ntrajectories;
-	uint32		max_trajectories;
-	uint32	   *offsets;
+	uint32		nlines;
+	uint32		max_lines;
 	uint32		npoints;
 	uint32		max_points;
-	double	   *x;
-	double	   *y;
-	double	   *z;				/* once a row has Z */
-	double	   *m;
+	SplitArrays arrays;
 	uint8	   *keep;
 
 	/* device choice and statistics */
@@ -167,89 +178,131 @@ StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *par
 
 /* ---------------------------------------------------------------- lines */
 
-/* How messages name line i of a row: the row alone for a LINESTRING. */
-static const char *
-LineLabel(const GeoaccLines *lines, uint32 i, const char *row)
+/* How messages name a row: built only when a message needs it (the time of its first vertex costs). */
+typedef struct RowName
 {
-	return lines->type == GEOACC_LINETYPE ? row : psprintf("%s, line %u", row, i + 1);
+	const char *fixed;			/* the scalar form's argument name; NULL in the window function */
+	int64		row;			/* 1-based */
+	const struct varlena *geom;
+} RowName;
+
+static const char *
+NameOf(const RowName *name)
+{
+	return name->fixed ? name->fixed : GeoaccRowLabel(name->row, name->geom);
 }
 
-/* Lines of at least three vertices go to the core; shorter ones stay as they are. */
-static inline bool
-Simplifiable(const GeoaccLine *line)
+/* How messages name line i of a row: the row alone for a LINESTRING. */
+static const char *
+LineLabel(const GeoaccLines *lines, uint32 i, const RowName *name)
 {
-	return line->npoints >= 3;
+	return lines->type == GEOACC_LINETYPE ? NameOf(name) : psprintf("%s, line %u", NameOf(name), i + 1);
 }
 
 /*
- * Check every line of a row (a trajectory, with Z if use_z); the vertices
- * the core will see.
+ * Check every line of a row (a trajectory, with Z if use_z; the ERROR names
+ * the row and line); the vertices and lines the core is to see: every
+ * non-empty line when one of them has three vertices or more, none when no
+ * line can lose a vertex (the row is then returned as it is).
  */
 static uint64
-CheckLines(const GeoaccLines *lines, bool use_z, const char *what)
+CheckLines(const GeoaccLines *lines, bool use_z, const RowName *name, uint32 *nlines)
 {
 	uint64		points = 0;
+	bool		simplifiable = false;
+
+	*nlines = 0;
+	for (uint32 i = 0; i < lines->nlines; i++)
+	{
+		const GeoaccLine *line = &lines->lines[i];
+
+		if (!GeoaccCheckUseZ(line, use_z, NULL) || !GeoaccCheckTrajectory(line, NULL))
+		{
+			const char *label = LineLabel(lines, i, name);
+
+			GeoaccCheckUseZ(line, use_z, label);
+			GeoaccCheckTrajectory(line, label);
+		}
+		if (line->npoints > 0)
+		{
+			points += line->npoints;
+			(*nlines)++;
+		}
+		simplifiable |= line->npoints >= 3;
+	}
+	if (!simplifiable)
+		*nlines = 0;
+	return simplifiable ? points : 0;
+}
+
+/*
+ * Append the non-empty lines of a checked row from vertex offsets[first]
+ * on, as lines first, first + 1, ...  A geography's vertices also go to gx,
+ * gy in metres on the line's own gnomonic projection; a vertex too far from
+ * its line's centre for it is an ERROR.
+ */
+static void
+AppendLines(const GeoaccLines *lines, SplitArrays *a, uint32 first, const RowName *name)
+{
+	uint32		t = first;
 
 	for (uint32 i = 0; i < lines->nlines; i++)
 	{
 		const GeoaccLine *line = &lines->lines[i];
-		const char *label = LineLabel(lines, i, what);
+		const double *p = line->coords;
+		int			nd = line->ndims;
+		uint32		v = a->offsets[t];
 
-		GeoaccCheckUseZ(line, use_z, label);
-		if (line->npoints > 0)
-			GeoaccCheckTrajectory(line, label);
-		if (Simplifiable(line))
-			points += line->npoints;
+		if (line->npoints == 0)
+			continue;
+		for (uint32 k = 0; k < line->npoints; k++, p += nd)
+		{
+			a->x[v + k] = p[0];
+			a->y[v + k] = p[1];
+			if (a->z)
+				a->z[v + k] = line->has_z ? p[2] : 0;
+			a->m[v + k] = p[nd - 1];
+		}
+		if (line->geodetic)
+		{
+			GeoaccDirection sum = {{0, 0, 0}};
+			GeoaccGnomonic g;
+			bool		centred;
+			double		degrees = 180;
+
+			for (uint32 k = 0; k < line->npoints; k++)
+				GeoaccDirectionAdd(&sum, a->x[v + k], a->y[v + k]);
+			centred = GeoaccGnomonicInit(&g, &sum);
+			for (uint32 k = 0; k < line->npoints; k++)
+				if (!centred || !GeoaccGnomonicProject(&g, a->x[v + k], a->y[v + k], &a->gx[v + k], &a->gy[v + k],
+													   &degrees))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("%s reaches too far from its centre to be simplified in metres",
+									LineLabel(lines, i, name)),
+							 errdetail("Vertex %u lies %.1f degrees from the centre; a geography trajectory is "
+									   "simplified on a plane that keeps distances within 1%% up to %g degrees "
+									   "(about 550 km).", k + 1, degrees, GEOACC_GNOMONIC_MAX_DEGREES),
+							 errhint("Cut the trajectory into pieces, for example by day with ST_FilterByM(), or "
+									 "simplify it as a geometry in a projected SRID.")));
+		}
+		a->offsets[++t] = v + line->npoints;
 	}
-	return points;
 }
 
-/*
- * Copy a checked line's vertices, split by axis, to x, y, z, m from `first`
- * (z when not NULL).  A geography's longitudes and latitudes become metres
- * on the line's own gnomonic projection; a vertex too far from the line's
- * centre for it is an ERROR naming `what`.
- */
-static void
-SplitLine(const GeoaccLine *line, uint32 first, double *x, double *y, double *z, double *m, const char *what)
+/* What the core reads: the metres of a geography, the coordinates themselves otherwise. */
+static GeoaccTrajectories
+CoreBatch(const SplitArrays *a, uint32 nlines, bool geodetic, const SimplifyParams *params)
 {
-	const double *p = line->coords;
-	int			nd = line->ndims;
+	GeoaccTrajectories batch;
 
-	if (line->geodetic)
-	{
-		GeoaccDirection sum = {{0, 0, 0}};
-		GeoaccGnomonic g;
-		bool		centred;
-		double		degrees = 180;
-
-		for (uint32 i = 0; i < line->npoints; i++)
-			GeoaccDirectionAdd(&sum, p[(size_t) i * nd], p[(size_t) i * nd + 1]);
-		centred = GeoaccGnomonicInit(&g, &sum);
-		for (uint32 i = 0; i < line->npoints; i++, p += nd)
-			if (!centred || !GeoaccGnomonicProject(&g, p[0], p[1], &x[first + i], &y[first + i], &degrees))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s reaches too far from its centre to be simplified in metres", what),
-						 errdetail("Vertex %u lies %.1f degrees from the centre; a geography trajectory is simplified "
-								   "on a plane that keeps distances within 1%% up to %g degrees (about 550 km).",
-								   i + 1, degrees, GEOACC_GNOMONIC_MAX_DEGREES),
-						 errhint("Cut the trajectory into pieces, for example by day with ST_FilterByM(), or "
-								 "simplify it as a geometry in a projected SRID.")));
-	}
-	else
-		for (uint32 i = 0; i < line->npoints; i++, p += nd)
-		{
-			x[first + i] = p[0];
-			y[first + i] = p[1];
-		}
-	p = line->coords;
-	for (uint32 i = 0; i < line->npoints; i++, p += nd)
-	{
-		if (z)
-			z[first + i] = line->has_z ? p[2] : 0;
-		m[first + i] = p[nd - 1];
-	}
+	batch.ntrajectories = nlines;
+	batch.offsets = a->offsets;
+	batch.x = geodetic ? a->gx : a->x;
+	batch.y = geodetic ? a->gy : a->y;
+	batch.z = params->use_z ? a->z : NULL;
+	batch.m = params->synchronized ? a->m : NULL;
+	return batch;
 }
 
 /*
@@ -261,55 +314,61 @@ SplitLine(const GeoaccLine *line, uint32 first, double *x, double *y, double *z,
 #define POSTGIS_FP_TOLERANCE 1e-12
 
 static bool
-SameXY(const double *a, const double *b)
+SameXY(double x0, double y0, double x1, double y1)
 {
-	return fabs(a[0] - b[0]) <= POSTGIS_FP_TOLERANCE && fabs(a[1] - b[1]) <= POSTGIS_FP_TOLERANCE;
+	return fabs(x0 - x1) <= POSTGIS_FP_TOLERANCE && fabs(y0 - y1) <= POSTGIS_FP_TOLERANCE;
 }
 
+/* The shape of a row's result: what SimplifiedRow needs besides the arrays. */
+typedef struct RowShape
+{
+	uint32		type;			/* GEOACC_LINETYPE or GEOACC_MULTILINETYPE */
+	bool		has_z;
+	int32		srid;
+	bool		geodetic;
+} RowShape;
+
 /*
- * A row's result from the keep flags of its simplifiable lines (from
- * keep[0] on, in line order), by ST_Simplify's rules (LWGEOM_simplify2d
- * and lwgeom_simplify_in_place): the row itself when no line lost a vertex;
+ * A row's result from its lines first .. first + nlines - 1 in the arrays
+ * and their keep flags, by ST_Simplify's rules (LWGEOM_simplify2d and
+ * lwgeom_simplify_in_place): the row itself when no line lost a vertex;
  * otherwise its lines with their kept vertices, copied bit for bit, without
- * the lines that collapsed (two vertices, the same XY, not
- * preserve_collapsed) or are empty; NULL (*isnull) when no line is left.  A
- * geography stays a geography.
+ * those that collapsed (two vertices at the same XY, unless
+ * preserve_collapsed; the row's empty lines are not in the arrays); NULL
+ * (*isnull) when no line is left.  A geography stays a geography.
  */
 static Datum
-SimplifiedRow(Datum datum, const GeoaccLines *lines, const uint8 *keep, bool preserve_collapsed, bool *isnull)
+SimplifiedRow(const SplitArrays *a, const uint8 *keep, uint32 first, uint32 nlines, const RowShape *shape,
+			  bool preserve_collapsed, Datum datum, bool *isnull)
 {
-	int			nd = 2 + lines->has_z + lines->has_m;
-	double	  **coords = palloc(Max(lines->nlines, 1) * sizeof(double *));
-	uint32	   *npoints = palloc(Max(lines->nlines, 1) * sizeof(uint32));
+	int			nd = shape->has_z ? 4 : 3;
+	double	  **coords = palloc(nlines * sizeof(double *));
+	uint32	   *npoints = palloc(nlines * sizeof(uint32));
 	uint32		nout = 0;
 	bool		modified = false;
 	Datum		result;
 
 	*isnull = false;
-	for (uint32 i = 0; i < lines->nlines; i++)
+	for (uint32 t = first; t < first + nlines; t++)
 	{
-		const GeoaccLine *line = &lines->lines[i];
-		uint32		kept = line->npoints;
+		uint32		kept = 0;
 		double	   *out;
 
-		if (Simplifiable(line))
-		{
-			kept = 0;
-			for (uint32 k = 0; k < line->npoints; k++)
-				kept += keep[k];
-		}
-		modified |= kept != line->npoints;
-		out = coords[nout] = palloc_extended(Max((Size) kept * nd * sizeof(double), 1), MCXT_ALLOC_HUGE);
-		for (uint32 k = 0; k < line->npoints; k++)
-			if (!Simplifiable(line) || keep[k])
+		for (uint32 v = a->offsets[t]; v < a->offsets[t + 1]; v++)
+			kept += keep[v];
+		modified |= kept != a->offsets[t + 1] - a->offsets[t];
+		out = coords[nout] = palloc_extended((Size) kept * nd * sizeof(double), MCXT_ALLOC_HUGE);
+		for (uint32 v = a->offsets[t]; v < a->offsets[t + 1]; v++)
+			if (keep[v])
 			{
-				memcpy(out, line->coords + (size_t) k * nd, nd * sizeof(double));
-				out += nd;
+				*out++ = a->x[v];
+				*out++ = a->y[v];
+				if (shape->has_z)
+					*out++ = a->z[v];
+				*out++ = a->m[v];
 			}
-		if (Simplifiable(line))
-			keep += line->npoints;
-		/* an empty line, or one collapsed to two vertices at one place, is dropped */
-		if (kept == 0 || (kept == 2 && !preserve_collapsed && SameXY(coords[nout], coords[nout] + nd)))
+		if (kept == 2 && !preserve_collapsed &&
+			SameXY(coords[nout][0], coords[nout][1], coords[nout][nd], coords[nout][nd + 1]))
 			pfree(coords[nout]);
 		else
 			npoints[nout++] = kept;
@@ -321,9 +380,9 @@ SimplifiedRow(Datum datum, const GeoaccLines *lines, const uint8 *keep, bool pre
 		*isnull = true;
 		return (Datum) 0;
 	}
-	result = GeoaccLinesToGeometry(lines->type, (const double *const *) coords, npoints, nout, lines->has_z,
-								   lines->has_m, lines->srid);
-	return lines->geodetic ? GeoaccGeographyFromGeometry(result) : result;
+	result = GeoaccLinesToGeometry(shape->type, (const double *const *) coords, npoints, nout, shape->has_z, true,
+								   shape->srid);
+	return shape->geodetic ? GeoaccGeographyFromGeometry(result) : result;
 }
 
 /* ---------------------------------------------------------------- chunks */
@@ -334,7 +393,7 @@ Grow(SimplifyPartition *part, void *array, Size bytes)
 	return array == NULL ? MemoryContextAllocHuge(part->partcxt, bytes) : repalloc_huge(array, bytes);
 }
 
-/* Make room for one more row and `lines` more trajectories in the chunk. */
+/* Make room for one more row and `lines` more lines in the chunk. */
 static void
 ChunkReserveRow(SimplifyPartition *part, uint32 lines)
 {
@@ -345,11 +404,18 @@ ChunkReserveRow(SimplifyPartition *part, uint32 lines)
 		part->max_rows = Max(2 * part->max_rows, 1024);
 		part->rows = Grow(part, part->rows, part->max_rows * sizeof(ChunkRow));
 	}
-	if ((uint64) part->ntrajectories + lines + 1 > part->max_trajectories)
+	if ((uint64) part->nlines + lines + 1 > part->max_lines)
 	{
-		part->max_trajectories = Max(2 * part->max_trajectories, Max(1024, part->ntrajectories + lines + 1));
-		part->offsets = Grow(part, part->offsets, part->max_trajectories * sizeof(uint32));
+		part->max_lines = Max(2 * part->max_lines, Max(1024, part->nlines + lines + 1));
+		part->arrays.offsets = Grow(part, part->arrays.offsets, part->max_lines * sizeof(uint32));
 	}
+}
+
+static void
+FreeIfSet(void *p)
+{
+	if (p)
+		pfree(p);
 }
 
 /*
@@ -361,24 +427,26 @@ ChunkReserveRow(SimplifyPartition *part, uint32 lines)
 static void
 ChunkAllocate(SimplifyPartition *part, uint32 points, bool with_z)
 {
-	if (part->x != NULL)
-	{
-		pfree(part->x);
-		pfree(part->y);
-		pfree(part->m);
-		pfree(part->keep);
-		if (part->z)
-			pfree(part->z);
-	}
-	part->x = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	part->y = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	part->m = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	part->z = with_z ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
+	SplitArrays *a = &part->arrays;
+
+	FreeIfSet(a->x);
+	FreeIfSet(a->y);
+	FreeIfSet(a->z);
+	FreeIfSet(a->m);
+	FreeIfSet(a->gx);
+	FreeIfSet(a->gy);
+	FreeIfSet(part->keep);
+	a->x = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	a->y = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	a->m = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
+	a->z = with_z ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
+	a->gx = part->geodetic ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
+	a->gy = part->geodetic ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
 	part->keep = MemoryContextAllocHuge(part->partcxt, points);
 	part->max_points = points;
 }
 
-/* Whether n more vertices in `lines` more trajectories (with or without Z) still fit the chunk. */
+/* Whether n more vertices in `lines` more lines (with or without Z) still fit the chunk. */
 static bool
 ChunkFits(SimplifyPartition *part, uint64 n, uint32 lines, bool has_z)
 {
@@ -391,14 +459,14 @@ ChunkFits(SimplifyPartition *part, uint64 n, uint32 lines, bool has_z)
 	if (part->npoints == 0)
 	{
 		/* the chunk's first row always fits: make the room it needs */
-		if (part->x == NULL || n > part->max_points || (has_z && part->z == NULL))
-			ChunkAllocate(part, Max((uint32) n, Max(part->max_points, 65536)), has_z || part->z != NULL);
+		if (part->arrays.x == NULL || n > part->max_points || (has_z && part->arrays.z == NULL))
+			ChunkAllocate(part, Max((uint32) n, Max(part->max_points, 65536)), has_z || part->arrays.z != NULL);
 		return true;
 	}
-	if (points > part->max_points || (has_z && part->z == NULL))
+	if (points > part->max_points || (has_z && part->arrays.z == NULL))
 		return false;
 	return part->device_budget == 0 ||
-		geoacc_dp_simplify_device_bytes(points, part->ntrajectories + lines, DistanceOf(&part->params),
+		geoacc_dp_simplify_device_bytes(points, part->nlines + lines, DistanceOf(&part->params),
 										part->params.tolerance) <= part->device_budget;
 }
 
@@ -433,12 +501,11 @@ typedef enum AddRowResult
 static AddRowResult
 ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 {
-	ChunkRow	entry = {0, 0, false};
+	ChunkRow	entry = {0};
 	SimplifyParams params;
 	bool		isnull,
 				isout;
 	Datum		datum;
-	uint32		nsimplifiable = 0;
 
 	if (row > PG_INT32_MAX)
 		ereport(ERROR,
@@ -463,9 +530,11 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 	if (!isnull && !params.null)
 	{
 		struct varlena *geom;
-		char	   *what;
+		char		what[32];
+		RowName		name = {NULL, row + 1, NULL};
 		GeoaccLines lines;
 		uint64		points;
+		uint32		nlines;
 
 		/* a row with other arguments than the chunk's starts the next chunk */
 		if (part->have_params && !SameParams(&params, &part->params) && part->chunk_end > part->chunk_begin)
@@ -474,13 +543,16 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		part->have_params = true;
 
 		geom = PG_DETOAST_DATUM(datum);
-		what = GeoaccRowLabel(row + 1, geom);
+		name.geom = geom;
+		snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
 		GeoaccLinesFromGeometry(geom, &lines, what);
 		if (!part->have_srid)
 		{
 			part->have_srid = true;
 			part->srid = lines.srid;
 			part->srid_row = row;
+			/* all rows of a partition have the argument's type, geometry or geography */
+			part->geodetic = lines.geodetic;
 			if (!lines.geodetic)
 				GeoaccNoticeIfGeographic(lines.srid, "gpu_dp_simplify");
 		}
@@ -491,26 +563,20 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 					 errdetail("Row " INT64_FORMAT " has SRID %d, row " INT64_FORMAT " has SRID %d.",
 							   row + 1, lines.srid, part->srid_row + 1, part->srid),
 					 errhint("Transform the trajectories to one SRID with ST_Transform(), or partition by SRID.")));
-		points = CheckLines(&lines, params.use_z, what);
-		for (uint32 i = 0; i < lines.nlines; i++)
-			nsimplifiable += Simplifiable(&lines.lines[i]);
+		points = CheckLines(&lines, params.use_z, &name, &nlines);
 		if (points > 0)
 		{
-			if (!ChunkFits(part, points, nsimplifiable, lines.has_z))
+			if (!ChunkFits(part, points, nlines, lines.has_z))
 				return ROW_FOR_NEXT_CHUNK;
-			ChunkReserveRow(part, nsimplifiable);
-			entry.first = part->npoints;
-			entry.npoints = (uint32) points;
-			for (uint32 i = 0; i < lines.nlines; i++)
-			{
-				const GeoaccLine *line = &lines.lines[i];
-
-				if (!Simplifiable(line))
-					continue;
-				SplitLine(line, part->npoints, part->x, part->y, part->z, part->m, LineLabel(&lines, i, what));
-				part->npoints += line->npoints;
-				part->offsets[++part->ntrajectories] = part->npoints;
-			}
+			ChunkReserveRow(part, nlines);
+			entry.first = part->nlines;
+			entry.nlines = nlines;
+			entry.multi = lines.type == GEOACC_MULTILINETYPE;
+			entry.has_z = lines.has_z;
+			part->arrays.offsets[0] = 0;
+			AppendLines(&lines, &part->arrays, part->nlines, &name);
+			part->nlines += nlines;
+			part->npoints += (uint32) points;
 			part->points_read += points;
 			BeginCall(part, false);
 		}
@@ -534,10 +600,10 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	GeoaccSimplifyDistance distance;
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
-	if (part->x != NULL && part->max_points < CHUNK_POINTS)
-		ChunkAllocate(part, Min(2 * part->max_points, CHUNK_POINTS), part->z != NULL);
+	if (part->arrays.x != NULL && part->max_points < CHUNK_POINTS)
+		ChunkAllocate(part, Min(2 * part->max_points, CHUNK_POINTS), part->arrays.z != NULL);
 	part->chunk_begin = part->chunk_end = begin;
-	part->ntrajectories = 0;
+	part->nlines = 0;
 	part->npoints = 0;
 	if (!part->stable_params)
 		part->have_params = false;
@@ -559,16 +625,10 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 			break;
 	}
 	BeginCall(part, part->ended);
-	if (part->ntrajectories == 0)
+	if (part->nlines == 0)
 		return;
 	distance = DistanceOf(&part->params);
-	part->offsets[0] = 0;
-	batch.ntrajectories = part->ntrajectories;
-	batch.offsets = part->offsets;
-	batch.x = part->x;
-	batch.y = part->y;
-	batch.z = part->params.use_z ? part->z : NULL;
-	batch.m = part->params.synchronized ? part->m : NULL;
+	batch = CoreBatch(&part->arrays, part->nlines, part->geodetic, &part->params);
 	status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&part->call, status))
 		status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
@@ -600,13 +660,13 @@ static Datum
 RowResult(const SimplifyPartition *part, int64 row, Datum datum, bool *isnull)
 {
 	const ChunkRow *r = &part->rows[row - part->chunk_begin];
-	GeoaccLines lines;
+	RowShape	shape = {r->multi ? GEOACC_MULTILINETYPE : GEOACC_LINETYPE, r->has_z, part->srid, part->geodetic};
 
 	*isnull = false;
-	if (r->npoints == 0)
+	if (r->nlines == 0)
 		return datum;
-	GeoaccLinesFromGeometry(PG_DETOAST_DATUM(datum), &lines, "row");
-	return SimplifiedRow(datum, &lines, part->keep + r->first, part->params.preserve_collapsed, isnull);
+	return SimplifiedRow(&part->arrays, part->keep, r->first, r->nlines, &shape, part->params.preserve_collapsed,
+						 datum, isnull);
 }
 
 /*
@@ -653,19 +713,15 @@ PG_FUNCTION_INFO_V1(geoacc_dp_simplify_scalar);
 Datum
 geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 {
-	Datum		datum = PG_GETARG_DATUM(0);
-	struct varlena *geom = PG_DETOAST_DATUM(datum);
+	struct varlena *geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	SimplifyParams params = {false, PG_GETARG_FLOAT8(1), PG_GETARG_BOOL(2), PG_GETARG_BOOL(3), PG_GETARG_BOOL(4)};
+	RowName		name = {"traj", 0, NULL};
 	GeoaccLines lines;
+	RowShape	shape;
+	SplitArrays a = {0};
 	GeoaccTrajectories batch;
 	uint64		points;
-	uint32	   *offsets;
-	uint32		ntrajectories = 0;
-	uint32		first = 0;
-	double	   *x,
-			   *y,
-			   *z = NULL,
-			   *m;
+	uint32		nlines;
 	uint8	   *keep;
 	GeoaccCall	call;
 	GeoaccStatus status;
@@ -675,7 +731,7 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 
 	CheckTolerance(params.tolerance, 0);
 	GeoaccLinesFromGeometry(geom, &lines, "traj");
-	points = CheckLines(&lines, params.use_z, "traj");
+	points = CheckLines(&lines, params.use_z, &name, &nlines);
 	if (points == 0)
 		PG_RETURN_POINTER(geom);
 	if (points >= PG_UINT32_MAX)
@@ -686,27 +742,21 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 		GeoaccNoticeIfGeographic(lines.srid, "geoacc_dp_simplify");
 
 	/* the window function's arrays for one row */
-	x = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
-	y = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
-	m = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	a.x = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	a.y = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	a.m = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
 	if (lines.has_z)
-		z = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+		a.z = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	if (lines.geodetic)
+	{
+		a.gx = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+		a.gy = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	}
+	a.offsets = palloc((nlines + 1) * sizeof(uint32));
+	a.offsets[0] = 0;
 	keep = palloc_extended((Size) points, MCXT_ALLOC_HUGE);
-	offsets = palloc((lines.nlines + 1) * sizeof(uint32));
-	offsets[0] = 0;
-	for (uint32 i = 0; i < lines.nlines; i++)
-		if (Simplifiable(&lines.lines[i]))
-		{
-			SplitLine(&lines.lines[i], first, x, y, z, m, LineLabel(&lines, i, "traj"));
-			first += lines.lines[i].npoints;
-			offsets[++ntrajectories] = first;
-		}
-	batch.ntrajectories = ntrajectories;
-	batch.offsets = offsets;
-	batch.x = x;
-	batch.y = y;
-	batch.z = params.use_z ? z : NULL;
-	batch.m = params.synchronized ? m : NULL;
+	AppendLines(&lines, &a, 0, &name);
+	batch = CoreBatch(&a, nlines, lines.geodetic, &params);
 
 	GeoaccCallBegin(&call, "geoacc_dp_simplify", (int64) points);
 	status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
@@ -715,7 +765,11 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
 
-	result = SimplifiedRow(PointerGetDatum(geom), &lines, keep, params.preserve_collapsed, &isnull);
+	shape.type = lines.type;
+	shape.has_z = lines.has_z;
+	shape.srid = lines.srid;
+	shape.geodetic = lines.geodetic;
+	result = SimplifiedRow(&a, keep, 0, nlines, &shape, params.preserve_collapsed, PointerGetDatum(geom), &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);
