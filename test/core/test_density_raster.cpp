@@ -799,12 +799,21 @@ TEST(gpu_density_convolution_in_bands)
 	std::vector<double> cpu = convolve(GEOACC_DEVICE_CPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31);
 	std::vector<double> cpu_sums = convolve(GEOACC_DEVICE_CPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31);
 
-	for (uint64_t cap : {1000000ull, 200000ull, 100000ull})
+	/* down to one output row and its halo of 8-byte sums (131,440 bytes) */
+	for (uint64_t cap : {1000000ull, 200000ull, 140000ull})
 	{
 		geoacc_gpu_set_memory_limit(cap);
 		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31) == cpu);
 		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31) == cpu_sums);
 	}
+	/* below that the sums are refused with a memory error (the SQL layer then falls back to the CPU) */
+	geoacc_gpu_set_memory_limit(100000);
+	CHECK(convolve(GEOACC_DEVICE_GPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31) == cpu);
+
+	std::vector<double> out((size_t) width * height);
+
+	CHECK(geoacc_density_convolve_sums(GEOACC_DEVICE_GPU, width, height, sums.data(), GEOACC_KERNEL_QUARTIC, 31,
+									   out.data()) == GEOACC_ERR_DEVICE_MEMORY);
 	geoacc_gpu_set_memory_limit(0);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
