@@ -155,11 +155,11 @@ struct HostIndex
 
 	HostIndex(const IndexPlan &p, const JoinSegment *e, size_t n) : plan(p)
 	{
-		std::vector<std::pair<uint64_t, uint32_t>> filed;
-
 		if (plan.method == GEOACC_JOIN_SPATIAL)
 		{
 			/* (cell, entry) for every cell of every entry */
+			std::vector<std::pair<uint64_t, uint32_t>> filed;
+
 			filed.reserve(plan.insertions);
 			for (size_t i = 0; i < n; i++)
 			{
@@ -177,15 +177,17 @@ struct HostIndex
 		}
 
 		/* per layer, the bin (and sub-cell) of every entry of the layer */
-		for (int l = 0; l < JOIN_LAYERS; l++)
+		std::vector<std::pair<uint64_t, uint32_t>> layer_filed[JOIN_LAYERS];
+
+		for (size_t i = 0; i < n; i++)
 		{
-			filed.clear();
-			for (size_t i = 0; i < n; i++)
-				if (join_layer(plan, e[i]) == l)
-					filed.emplace_back(join_bin_key(plan.layer[l], plan.method == GEOACC_JOIN_SPATIOTEMPORAL, e[i]),
-									   (uint32_t) i);
-			group_by_key(filed, keys[l], start[l], entries[l]);
+			const int	l = join_layer(plan, e[i]);
+
+			layer_filed[l].emplace_back(join_bin_key(plan.layer[l], plan.method == GEOACC_JOIN_SPATIOTEMPORAL, e[i]),
+										(uint32_t) i);
 		}
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			group_by_key(layer_filed[l], keys[l], start[l], entries[l]);
 	}
 
 	SpatialIndexView spatial() const
@@ -305,11 +307,11 @@ private:
 
 }								/* namespace */
 
-SegmentShape
-segment_shape(const JoinSegment *s, size_t n, const IndexPlan *layers, int layer)
+/* A shape with nothing in it yet. */
+static SegmentShape
+empty_shape()
 {
 	SegmentShape shape;
-	std::vector<double> extents;
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -318,56 +320,34 @@ segment_shape(const JoinSegment *s, size_t n, const IndexPlan *layers, int layer
 	}
 	shape.t_lo = std::numeric_limits<double>::infinity();
 	shape.t_hi = -std::numeric_limits<double>::infinity();
-	for (size_t i = 0; i < n; i++)
-	{
-		double		ext[3];
-
-		if (layers && join_layer(*layers, s[i]) != layer)
-			continue;
-		for (int k = 0; k < 3; k++)
-		{
-			const double lo = join_min(s[i].p0[k], s[i].p1[k]);
-			const double hi = join_max(s[i].p0[k], s[i].p1[k]);
-
-			shape.lo[k] = std::min(shape.lo[k], lo);
-			shape.hi[k] = std::max(shape.hi[k], hi);
-			ext[k] = hi - lo;
-			shape.max_extent[k] = std::max(shape.max_extent[k], ext[k]);
-		}
-		shape.t_lo = std::min(shape.t_lo, s[i].t0);
-		shape.t_hi = std::max(shape.t_hi, s[i].t1);
-		shape.max_duration = std::max(shape.max_duration, s[i].t1 - s[i].t0);
-		extents.push_back(std::max(ext[0], ext[1]));
-	}
-	shape.n = extents.size();
-	if (shape.n == 0)
-		return SegmentShape();
-	std::nth_element(extents.begin(), extents.begin() + shape.n / 2, extents.end());
-	shape.median_extent = extents[shape.n / 2];
 	return shape;
+}
+
+/* Grows shape by segment s (all but the median); returns the larger of its X and Y extents. */
+static double
+shape_add(SegmentShape &shape, const JoinSegment &s)
+{
+	double		ext[3];
+
+	for (int k = 0; k < 3; k++)
+	{
+		const double lo = join_min(s.p0[k], s.p1[k]);
+		const double hi = join_max(s.p0[k], s.p1[k]);
+
+		shape.lo[k] = std::min(shape.lo[k], lo);
+		shape.hi[k] = std::max(shape.hi[k], hi);
+		ext[k] = hi - lo;
+		shape.max_extent[k] = std::max(shape.max_extent[k], ext[k]);
+	}
+	shape.t_lo = std::min(shape.t_lo, s.t0);
+	shape.t_hi = std::max(shape.t_hi, s.t1);
+	shape.max_duration = std::max(shape.max_duration, s.t1 - s.t0);
+	shape.n++;
+	return std::max(ext[0], ext[1]);
 }
 
 /* The layers' caps: these quantiles of the durations and extents, the last layer holding the rest. */
 constexpr double LAYER_QUANTILES[JOIN_LAYERS - 1] = {0.9, 0.99, 0.999, 0.9999};
-
-/* The quantile q of value(e[i]) over at most 65,536 entries at a fixed stride: the same plan on every device. */
-template <class Value>
-double
-sampled_quantile(const JoinSegment *e, size_t n, double q, Value value)
-{
-	const size_t stride = std::max<size_t>(1, n / 65536);
-	std::vector<double> sample;
-
-	for (size_t i = 0; i < n; i += stride)
-		sample.push_back(value(e[i]));
-	if (sample.empty())
-		return INFINITY;
-
-	const size_t k = (size_t) ((double) (sample.size() - 1) * q);
-
-	std::nth_element(sample.begin(), sample.begin() + k, sample.end());
-	return sample[k];
-}
 
 /* The bins of one layer of a temporal or spatiotemporal plan over entries of this shape. */
 BinPlan
@@ -404,6 +384,39 @@ plan_bins(GeoaccJoinMethod method, const SegmentShape &shape, const JoinParams &
 	return b;
 }
 
+SegmentShape
+segment_shape(const JoinSegment *s, size_t n)
+{
+	SegmentShape shape = empty_shape();
+	std::vector<double> extents(n);
+
+	if (n == 0)
+		return SegmentShape();
+	for (size_t i = 0; i < n; i++)
+		extents[i] = shape_add(shape, s[i]);
+	std::nth_element(extents.begin(), extents.begin() + n / 2, extents.end());
+	shape.median_extent = extents[n / 2];
+	return shape;
+}
+
+/*
+ * The quantiles LAYER_QUANTILES of value(e[i]) over at most 65,536 entries
+ * at a fixed stride: the same plan on every device.
+ */
+template <class Value>
+static void
+sampled_quantiles(const JoinSegment *e, size_t n, Value value, double *out)
+{
+	const size_t stride = std::max<size_t>(1, n / 65536);
+	std::vector<double> sample;
+
+	for (size_t i = 0; i < n; i += stride)
+		sample.push_back(value(e[i]));
+	std::sort(sample.begin(), sample.end());
+	for (int l = 0; l < JOIN_LAYERS - 1; l++)
+		out[l] = sample.empty() ? INFINITY : sample[(size_t) ((double) (sample.size() - 1) * LAYER_QUANTILES[l])];
+}
+
 IndexPlan
 plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinParams &p)
 {
@@ -437,19 +450,30 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 	}
 
 	/* the caps of the layers from quantiles of a sample, then each layer's bins over its own entries */
+	double		caps[3][JOIN_LAYERS - 1];
+
+	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, caps[0]);
+	for (int k = 0; k < 2; k++)
+		if (method == GEOACC_JOIN_SPATIOTEMPORAL)
+			sampled_quantiles(e, n, [k](const JoinSegment &s) {
+				return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
+			}, caps[1 + k]);
+		else
+			std::fill(caps[1 + k], caps[1 + k] + JOIN_LAYERS - 1, INFINITY);
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)
 	{
-		const double q = LAYER_QUANTILES[l];
-
-		plan.cap_duration[l] = sampled_quantile(e, n, q, [](const JoinSegment &s) { return s.t1 - s.t0; });
-		for (int k = 0; k < 2; k++)
-			plan.cap_extent[l][k] = method == GEOACC_JOIN_TEMPORAL ? INFINITY
-				: sampled_quantile(e, n, q, [k](const JoinSegment &s) {
-					return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
-				});
+		plan.cap_duration[l] = caps[0][l];
+		plan.cap_extent[l][0] = caps[1][l];
+		plan.cap_extent[l][1] = caps[2][l];
 	}
+
+	SegmentShape shapes[JOIN_LAYERS];
+
+	std::fill(shapes, shapes + JOIN_LAYERS, empty_shape());
+	for (size_t i = 0; i < n; i++)
+		shape_add(shapes[join_layer(plan, e[i])], e[i]);
 	for (int l = 0; l < JOIN_LAYERS; l++)
-		plan.layer[l] = plan_bins(method, segment_shape(e, n, &plan, l), p);
+		plan.layer[l] = plan_bins(method, shapes[l].n ? shapes[l] : SegmentShape(), p);
 	return plan;
 }
 

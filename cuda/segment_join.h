@@ -521,10 +521,8 @@ struct SegmentShape
 	double		median_extent = 0;	/* of max(X extent, Y extent) */
 };
 
-struct IndexPlan;
-
-/* The shape of s[0..n), or with layers of the entries in that layer of the plan. */
-SegmentShape segment_shape(const JoinSegment *s, size_t n, const IndexPlan *layers = nullptr, int layer = 0);
+/* The shape of s[0..n). */
+SegmentShape segment_shape(const JoinSegment *s, size_t n);
 
 /* The parameters of one index over one set (or chunk) of entries. */
 /*
