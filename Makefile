@@ -48,6 +48,11 @@ OBJS += src/mesh_clip.o
 INSTALL_SQL += sql/install/mesh_clip.sql
 REGRESS += mesh_clip mesh_ply
 
+# make_trajectories: trajectories from raw fixes
+OBJS += src/make_trajectories.o
+INSTALL_SQL += sql/install/make_trajectories.sql
+REGRESS += make_trajectories
+
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCHS ?= 75 80 86 89 90

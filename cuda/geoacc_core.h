@@ -621,6 +621,96 @@ GeoaccStatus geoacc_ply_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *
 GeoaccStatus geoacc_glb_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity,
 							  size_t *size);
 
+/* ---------------------------------------------------- make trajectories */
+
+/*
+ * Position reports (fixes) of moving objects, in any order: fix i puts
+ * object object_ids[i] at (x[i], y[i]) at time t[i] (seconds).  Times and
+ * coordinates must be finite.
+ */
+typedef struct GeoaccFixes
+{
+	uint32_t	count;
+	const int64_t *object_ids;
+	const double *t;
+	const double *x;
+	const double *y;
+} GeoaccFixes;
+
+/*
+ * How fixes become trajectories.  Within an object, in time order, a new
+ * part starts at a fix that comes more than max_gap seconds after the one
+ * before, or that the object could only have reached from the one before
+ * faster than max_speed (SRID units per second): sqrt(dx^2 + dy^2) / dt >
+ * max_speed.  INFINITY turns either rule off.
+ */
+typedef struct GeoaccTrajectoryRules
+{
+	double		max_gap;		/* >= 0 */
+	double		max_speed;		/* >= 0 */
+	int			simplify;		/* 1: Douglas-Peucker of each part with distance and tolerance */
+	GeoaccSimplifyDistance distance;	/* GEOACC_SIMPLIFY_PLANAR or GEOACC_SIMPLIFY_SYNCHRONIZED */
+	double		tolerance;		/* >= 0 */
+} GeoaccTrajectoryRules;
+
+/*
+ * The trajectories, allocated by the core; release them with
+ * geoacc_trajectory_parts_free().  Parts are ordered by object id, then
+ * time; part p has the points offsets[p] .. offsets[p + 1] - 1 of x, y and
+ * m (the time, strictly increasing).
+ */
+typedef struct GeoaccTrajectoryParts
+{
+	uint32_t	nparts;			/* parts of at least two fixes */
+	const int64_t *object_ids;	/* per part */
+	const uint32_t *part_numbers;	/* per part: 1 + the splits before it in its object */
+	const uint32_t *fixes;		/* per part: its fixes before simplification */
+	const uint32_t *offsets;	/* nparts + 1 */
+	const double *x;
+	const double *y;
+	const double *m;
+	uint32_t	duplicates;		/* fixes dropped for sharing their object and time with another */
+	uint32_t	single_fix_parts;	/* parts of one fix, dropped (they keep their part number) */
+	void	   *storage;		/* the core's */
+} GeoaccTrajectoryParts;
+
+/* Where the time of one geoacc_make_trajectories() call went. */
+typedef struct GeoaccMakeTrajectoriesTiming
+{
+	double		transfer_ms;	/* GPU: uploads and downloads of the sorting and splitting */
+	double		compute_ms;		/* GPU: its sorts and kernels; CPU: sorting and splitting */
+	double		simplify_ms;	/* the Douglas-Peucker of the parts, transfers included */
+	double		host_ms;		/* GPU: merging sorted runs and gathering pieces on the host */
+	uint32_t	pieces;			/* GPU: device-sized pieces of whole objects */
+	uint32_t	runs;			/* GPU: sorted runs merged on the host (0: the fixes fit in one piece) */
+	uint64_t	cpu_fixes;		/* GPU: fixes of objects too large for the device memory cap, done
+								 * by the CPU twin instead */
+} GeoaccMakeTrajectoriesTiming;
+
+/*
+ * Trajectories from fixes: sort them by (object, time); of fixes of one
+ * object at one time keep the one with the smallest x, then the smallest y
+ * (-0 before +0), a choice that does not depend on the input order; split
+ * each object's fixes into parts by the rules; drop parts of one fix;
+ * simplify each part when rules->simplify, with geoacc_dp_simplify()'s
+ * rules.  M is the time with -0 made +0.  The GPU works in pieces that fit
+ * the device memory cap; when all fixes do not fit one piece it sorts them
+ * in runs that it merges on the host.  CPU and GPU give the same bits.
+ * timing may be NULL.
+ */
+GeoaccStatus geoacc_make_trajectories(GeoaccDevice device, const GeoaccFixes *fixes,
+									  const GeoaccTrajectoryRules *rules, GeoaccTrajectoryParts *parts,
+									  GeoaccMakeTrajectoriesTiming *timing);
+
+/* Free what parts holds and zero it (NULL and zeroed parts are fine). */
+void		geoacc_trajectory_parts_free(GeoaccTrajectoryParts *parts);
+
+/*
+ * Device memory geoacc_make_trajectories() takes to sort and split n fixes
+ * as one piece on the GPU (tests use it to choose memory caps).
+ */
+uint64_t	geoacc_make_trajectories_device_bytes(uint32_t nfixes);
+
 #ifdef __cplusplus
 }
 #endif

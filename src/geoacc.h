@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "access/tupdesc.h"
 #include "portability/instr_time.h"
+#include "tcop/dest.h"
 #include "utils/portal.h"
 
 #include "geoacc_core.h"
@@ -174,6 +175,29 @@ bool		GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line);
  */
 bool		GeoaccCheckTrajectory(const GeoaccLine *line, const char *what);
 
+/* A geometry's type and SRID, and for a POINT its coordinates. */
+typedef struct GeoaccPoint
+{
+	uint32		type;			/* GEOACC_POINTTYPE or any other */
+	int32		srid;
+	bool		has_z;
+	bool		has_m;
+	bool		empty;			/* always for other types */
+	double		coords[4];		/* X Y [Z] [M] of a non-empty point */
+} GeoaccPoint;
+
+/*
+ * Read a geometry datum that may have a short varlena header (a value read
+ * from a table row, PG_DETOAST_DATUM_PACKED) for a point.
+ */
+void		GeoaccPointFromGeometry(const struct varlena *geom, GeoaccPoint *point);
+
+/*
+ * ST_Simplify's collapsed line: more than two vertices simplified to two
+ * with the same XY (within PostGIS's 1e-12), which it returns as NULL.
+ */
+bool		GeoaccLineCollapsed(uint32 npoints, uint32 kept, double x0, double y0, double x1, double y1);
+
 /*
  * The Z rule of every trajectory function: Z is carried, not measured,
  * unless use_z; then every trajectory must have it (ERROR naming `what`;
@@ -276,6 +300,13 @@ int64		GeoaccIdFromDatum(Datum datum, Oid type);
  * read-only cursor over it.
  */
 Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
+
+/*
+ * Inside SPI_connect: run the user's query `sql`, given as argument
+ * `argname`, checked as GeoaccInnerQueryOpen() checks it, to completion
+ * into `dest` (run to completion, it may use parallel workers).
+ */
+void		GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest);
 
 /*
  * PostGIS's box2d(geometry) of a geometry datum, prepared in *fn on first

@@ -39,7 +39,7 @@ typedef struct GeometryHeader
 static void
 ReadHeader(const struct varlena *geom, GeometryHeader *h)
 {
-	const uint8 *p = (const uint8 *) VARDATA(geom);
+	const uint8 *p = (const uint8 *) VARDATA_ANY(geom);	/* a short header too: table values */
 	uint8		flags = p[3];
 	int32		srid = (int32) ((uint32) p[0] << 16 | (uint32) p[1] << 8 | (uint32) p[2]);
 	int			ndims;
@@ -56,7 +56,7 @@ ReadHeader(const struct varlena *geom, GeometryHeader *h)
 	if (flags & GS_FLAG_BBOX)
 		p += (flags & GS_FLAG_GEODETIC) ? 6 * sizeof(float) : 2 * ndims * sizeof(float);
 	h->body = p;
-	h->end = (const uint8 *) geom + VARSIZE(geom);
+	h->end = (const uint8 *) VARDATA_ANY(geom) + VARSIZE_ANY_EXHDR(geom);
 	if (h->body + 4 > h->end)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -704,4 +704,48 @@ GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntr
 		p += patch_bytes;
 	}
 	return PointerGetDatum(g);
+}
+
+void
+GeoaccPointFromGeometry(const struct varlena *geom, GeoaccPoint *point)
+{
+	GeometryHeader h;
+	uint32		npoints;
+	int			ndims;
+
+	ReadHeader(geom, &h);
+	memcpy(&point->type, h.body, sizeof(point->type));
+	point->srid = h.srid;
+	point->has_z = h.has_z;
+	point->has_m = h.has_m;
+	point->empty = true;
+	if (point->type != GEOACC_POINTTYPE)
+		return;
+	ndims = 2 + h.has_z + h.has_m;
+	if (h.body + 8 > h.end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("geometry value is truncated")));
+	memcpy(&npoints, h.body + 4, sizeof(npoints));
+	point->empty = npoints == 0;
+	if (point->empty)
+		return;
+	if (h.body + 8 + ndims * sizeof(double) > h.end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("geometry value is truncated")));
+	/* copied: a value with a short header is not aligned */
+	memcpy(point->coords, h.body + 8, ndims * sizeof(double));
+}
+
+/*
+ * ST_Simplify's rule for lines (liblwgeom's lwgeom_simplify_in_place): a
+ * line of more than two vertices that keeps only its ends, and those ends
+ * the same XY within FP_TOLERANCE (1e-12, absolute, as its p2d_same), has
+ * collapsed.
+ */
+bool
+GeoaccLineCollapsed(uint32 npoints, uint32 kept, double x0, double y0, double x1, double y1)
+{
+	return npoints > 2 && kept == 2 && fabs(x0 - x1) <= 1e-12 && fabs(y0 - y1) <= 1e-12;
 }

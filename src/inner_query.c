@@ -191,6 +191,25 @@ GeoaccInnerQueryOpen(const char *sql, const char *argname)
 	return portal;
 }
 
+void
+GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
+{
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_PARALLEL_OK);
+	SPIExecuteOptions options;
+	int			rc;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed for %s: %s", argname, SPI_result_code_string(SPI_result));
+	CheckOneSelect(plan, argname);
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = dest;
+	rc = SPI_execute_plan_extended(plan, &options);
+	/* SPI says SPI_OK_UTILITY for a SELECT into a receiver of its own (DestNone) */
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_plan_extended failed for %s: %s", argname, SPI_result_code_string(rc));
+}
+
 void *
 GeoaccGeometryBox2d(FmgrInfo *fn, Datum geometry)
 {

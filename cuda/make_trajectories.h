@@ -1,0 +1,198 @@
+/*
+ * make_trajectories.h
+ *
+ * Trajectories from raw fixes: the arithmetic the CUDA kernels and the CPU
+ * twin share (the sort keys, the choice between fixes of one object at one
+ * time, the rule that starts a new part), the fixes sorted and split into
+ * parts as both prepare them, and the entry points of the two halves.
+ */
+#ifndef GEOACC_MAKE_TRAJECTORIES_H
+#define GEOACC_MAKE_TRAJECTORIES_H
+
+#include "core.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace geoacc
+{
+
+GEOACC_HD uint64_t
+double_bits(double v)
+{
+#ifdef __CUDA_ARCH__
+	return (uint64_t) __double_as_longlong(v);
+#else
+	uint64_t	bits;
+
+	std::memcpy(&bits, &v, sizeof(bits));
+	return bits;
+#endif
+}
+
+/* Unsigned keys in the order of the values: doubles (-0 before +0; no NaN) and signed ids. */
+GEOACC_HD uint64_t
+double_key(double v)
+{
+	uint64_t	bits = double_bits(v);
+
+	return (bits >> 63) ? ~bits : bits | (UINT64_C(1) << 63);
+}
+
+GEOACC_HD uint64_t
+object_key(int64_t id)
+{
+	return (uint64_t) id ^ (UINT64_C(1) << 63);
+}
+
+/* The values back from their keys (the CPU twin sorts keys only). */
+inline double
+key_double(uint64_t key)
+{
+	uint64_t	bits = (key >> 63) ? key & ~(UINT64_C(1) << 63) : ~key;
+	double		v;
+
+	std::memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+inline int64_t
+key_object(uint64_t key)
+{
+	return (int64_t) (key ^ (UINT64_C(1) << 63));
+}
+
+/* A fix's time as the trajectories carry it: -0 is +0, so equal times have equal keys. */
+GEOACC_HD double
+fix_time(double t)
+{
+	return t + 0.0;
+}
+
+/*
+ * Of two fixes of one object at one time, whether a is kept before b: the
+ * smaller x, then the smaller y.  Fixes equal in both are equal in all that
+ * is kept, so the choice never depends on the input order.
+ */
+GEOACC_HD bool
+kept_before(double ax, double ay, double bx, double by)
+{
+	uint64_t	a = double_key(ax),
+				b = double_key(bx);
+
+	return a != b ? a < b : double_key(ay) < double_key(by);
+}
+
+/*
+ * Whether the fix (t, x, y) of an object starts a new part after its
+ * previous fix (pt, px, py), pt < t: it comes more than max_gap later, or
+ * reaching it takes a speed above max_speed, measured as PostGIS's
+ * ST_Distance(a, b) / dt (the SQL form of the rule gives the same bits).
+ */
+GEOACC_HD bool
+starts_part(double pt, double px, double py, double t, double x, double y, double max_gap, double max_speed)
+{
+	double		dt = t - pt;
+	double		dx = x - px;
+	double		dy = y - py;
+
+	if (dt > max_gap)
+		return true;
+	return sqrt(dx * dx + dy * dy) / dt > max_speed;
+}
+
+/*
+ * An allocator for the large host arrays: above 2 MB they are mapped with
+ * transparent huge pages asked for, so that first touches fault once per
+ * 2 MB rather than once per 4 kB (fresh memory is most of what the arrays
+ * of 10^8 fixes cost where page faults are slow, as in virtual machines).
+ */
+template <class T>
+struct HugePageAllocator
+{
+	using value_type = T;
+
+	HugePageAllocator() = default;
+	template <class U>
+	HugePageAllocator(const HugePageAllocator<U> &) {}
+
+	T		   *allocate(size_t n);
+	void		deallocate(T *p, size_t n);
+
+	template <class U>
+	bool		operator==(const HugePageAllocator<U> &) const { return true; }
+	template <class U>
+	bool		operator!=(const HugePageAllocator<U> &) const { return false; }
+};
+
+void	   *huge_page_allocate(size_t bytes);
+void		huge_page_free(void *p, size_t bytes);
+
+template <class T>
+T *
+HugePageAllocator<T>::allocate(size_t n)
+{
+	return static_cast<T *>(huge_page_allocate(n * sizeof(T)));
+}
+
+template <class T>
+void
+HugePageAllocator<T>::deallocate(T *p, size_t n)
+{
+	huge_page_free(p, n * sizeof(T));
+}
+
+template <class T>
+using HostVector = std::vector<T, HugePageAllocator<T>>;
+
+/*
+ * Fixes sorted by (object, time) with duplicates dropped, cut into parts:
+ * what the GPU and the CPU twin prepare before the parts are simplified.
+ * Pieces are appended in object order.
+ */
+struct PreparedFixes
+{
+	HostVector<double> t;
+	HostVector<double> x;
+	HostVector<double> y;
+	HostVector<uint32_t> part_starts;	/* first fix of each part */
+	HostVector<int64_t> part_objects;
+	uint64_t	duplicates = 0;
+
+	/* Room for n more fixes (and at most as many parts). */
+	void		reserve(size_t n)
+	{
+		t.reserve(t.size() + n);
+		x.reserve(x.size() + n);
+		y.reserve(y.size() + n);
+	}
+};
+
+/* Milliseconds since `start`. */
+inline double
+ms_since(std::chrono::steady_clock::time_point start)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/* Sort, deduplicate and split fixes on the CPU, appending to `out`. */
+void		prepare_fixes_cpu(const GeoaccFixes &fixes, const GeoaccTrajectoryRules &rules, PreparedFixes &out);
+
+/*
+ * The same on the GPU: in one piece when the fixes fit the device memory
+ * cap; otherwise sorted in runs merged on the host, then in pieces of whole
+ * objects, an object too large for the cap alone going to the CPU twin.
+ */
+void		prepare_fixes_gpu(const GeoaccFixes &fixes, const GeoaccTrajectoryRules &rules, PreparedFixes &out,
+							  GeoaccMakeTrajectoriesTiming &timing);
+
+/* Device bytes of one GPU piece of n fixes, and of one sorted run of n fixes. */
+uint64_t	piece_device_bytes(uint64_t n);
+uint64_t	run_device_bytes(uint64_t n);
+
+}								/* namespace geoacc */
+
+#endif							/* GEOACC_MAKE_TRAJECTORIES_H */

@@ -1,0 +1,512 @@
+/*
+ * make_trajectories.c
+ *
+ * gpu_make_trajectories(fixes_sql, max_gap, tolerance, preserve_collapsed,
+ * synchronized, max_speed): trajectories straight from raw fixes, one row
+ * per (object_id, part).  The inner query runs to completion into a
+ * receiver that checks each fix and appends it to arrays (so it may use
+ * parallel workers, and no tuple is copied into an SPI table); the core
+ * sorts, deduplicates, splits and simplifies all of them in one call; the
+ * parts go into the result's tuplestore.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+#include <sys/mman.h>
+
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* How the time column is read. */
+typedef enum TimeKind
+{
+	TIME_TIMESTAMP,				/* timestamptz or timestamp: epoch seconds, as extract(epoch FROM t) */
+	TIME_FLOAT8,
+	TIME_FLOAT4,
+	TIME_INT2,
+	TIME_INT4,
+	TIME_INT8,
+	TIME_NUMERIC
+} TimeKind;
+
+/* The receiver of the inner query's rows: the fixes in the core's layout. */
+typedef struct FixReceiver
+{
+	DestReceiver pub;
+	MemoryContext cxt;			/* where the arrays live */
+	Oid			id_type;
+	TimeKind	time_kind;
+	uint64		row;			/* rows received */
+	uint64		skipped;		/* rows with a NULL or an empty point */
+	uint32		count;
+	uint32		capacity;
+	int64	   *ids;
+	double	   *t;
+	double	   *x;
+	double	   *y;
+	bool		have_srid;
+	int32		srid;
+	uint64		srid_row;
+} FixReceiver;
+
+#define FIXES_ARG "fixes_sql"
+
+/* ------------------------------------------------------------ reading */
+
+static void
+CheckColumns(FixReceiver *r, TupleDesc desc)
+{
+	Oid			time_type = desc->natts == 3 ? GeoaccColumnType(desc, 2) : InvalidOid;
+	StringInfoData types;
+
+	r->id_type = desc->natts == 3 ? GeoaccColumnType(desc, 1) : InvalidOid;
+	switch (time_type)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			r->time_kind = TIME_TIMESTAMP;
+			break;
+		case FLOAT8OID:
+			r->time_kind = TIME_FLOAT8;
+			break;
+		case FLOAT4OID:
+			r->time_kind = TIME_FLOAT4;
+			break;
+		case INT2OID:
+			r->time_kind = TIME_INT2;
+			break;
+		case INT4OID:
+			r->time_kind = TIME_INT4;
+			break;
+		case INT8OID:
+			r->time_kind = TIME_INT8;
+			break;
+		case NUMERICOID:
+			r->time_kind = TIME_NUMERIC;
+			break;
+		default:
+			time_type = InvalidOid;
+	}
+	if (desc->natts == 3 && GeoaccIsIdType(r->id_type) && OidIsValid(time_type) &&
+		GeoaccColumnType(desc, 3) == GeoaccGeometryOid())
+		return;
+	initStringInfo(&types);
+	for (int i = 1; i <= desc->natts; i++)
+		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg(FIXES_ARG " must return (object_id, t, geom)"),
+			 errdetail("It returns (%s).", types.data),
+			 errhint("object_id is an integer; t a timestamptz, a timestamp or a number of seconds; "
+					 "geom a POINT geometry.")));
+}
+
+static void
+FixStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	CheckColumns((FixReceiver *) self, typeinfo);
+}
+
+/* The time of a fix in seconds; ERROR when it is not finite. */
+static double
+FixTime(FixReceiver *r, Datum datum, int64 id)
+{
+	double		t = 0;
+
+	switch (r->time_kind)
+	{
+		case TIME_TIMESTAMP:
+			{
+				Timestamp	ts = DatumGetTimestamp(datum);
+				int64		epoch_us;
+
+				/* microseconds from 1970 are exact in a double until 2255: one rounding, as numeric to float8 */
+				if (TIMESTAMP_NOT_FINITE(ts) ||
+					pg_add_s64_overflow(ts, (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY,
+										&epoch_us))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg(FIXES_ARG " row " UINT64_FORMAT " has an infinite time", r->row),
+							 errdetail("Object " INT64_FORMAT " has t = %s.", id,
+									   TIMESTAMP_IS_NOBEGIN(ts) ? "-infinity" : "infinity")));
+				return (double) epoch_us / 1e6;
+			}
+		case TIME_FLOAT8:
+			t = DatumGetFloat8(datum);
+			break;
+		case TIME_FLOAT4:
+			t = DatumGetFloat4(datum);
+			break;
+		case TIME_INT2:
+			return DatumGetInt16(datum);
+		case TIME_INT4:
+			return DatumGetInt32(datum);
+		case TIME_INT8:
+			return (double) DatumGetInt64(datum);
+		case TIME_NUMERIC:
+			t = DatumGetFloat8(DirectFunctionCall1(numeric_float8, datum));
+			break;
+	}
+	if (!isfinite(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(FIXES_ARG " row " UINT64_FORMAT " has a time that is not a finite number", r->row),
+				 errdetail("Object " INT64_FORMAT " has t = %g.", id, t)));
+	return t;
+}
+
+/* Check the point of a fix and its SRID. */
+static void
+CheckPoint(FixReceiver *r, const GeoaccPoint *p, int64 id)
+{
+	if (p->type != GEOACC_POINTTYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(FIXES_ARG " row " UINT64_FORMAT " is a %s, not a Point", r->row,
+						GeoaccGeometryTypeName(p->type)),
+				 errdetail("The row is of object " INT64_FORMAT ".", id),
+				 errhint("A fix is one position: a POINT geometry.")));
+	if (p->has_z || p->has_m)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(FIXES_ARG " row " UINT64_FORMAT " has %s coordinates", r->row,
+						p->has_z ? (p->has_m ? "Z and M" : "Z") : "M"),
+				 errdetail("The row is of object " INT64_FORMAT ".", id),
+				 errhint("Fixes are 2D points: use ST_Force2D(geom); the time comes from t.")));
+	if (!r->have_srid)
+	{
+		r->have_srid = true;
+		r->srid = p->srid;
+		r->srid_row = r->row;
+	}
+	else if (p->srid != r->srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fixes have mixed SRIDs"),
+				 errdetail(FIXES_ARG " row " UINT64_FORMAT " has SRID %d, row " UINT64_FORMAT " SRID %d.",
+						   r->row, p->srid, r->srid_row, r->srid),
+				 errhint("Use ST_Transform() to bring the fixes to one SRID.")));
+	for (int d = 0; d < 2; d++)
+		if (!isfinite(p->coords[d]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg(FIXES_ARG " row " UINT64_FORMAT " has a non-finite coordinate", r->row),
+					 errdetail("Object " INT64_FORMAT " has %c = %g.", id, "XY"[d], p->coords[d])));
+}
+
+/*
+ * Ask for transparent huge pages for a large array, as the core does for
+ * its own (make_trajectories.h): first touches of fresh memory then fault
+ * once per 2 MB, not once per 4 kB.
+ */
+static void
+AdviseHugePages(void *p, Size bytes)
+{
+	uintptr_t	start = TYPEALIGN(4096, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN(4096, (uintptr_t) p + bytes);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);	/* only a hint */
+}
+
+/* Room for one more fix. */
+static void
+Reserve(FixReceiver *r)
+{
+	MemoryContext old;
+	uint32		capacity;
+
+	if (r->count < r->capacity)
+		return;
+	if (r->count == PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many fixes"),
+				 errdetail("gpu_make_trajectories takes fewer than 2^32 - 1 fixes in one call."),
+				 errhint("Make the trajectories of groups of objects in separate calls, for example with "
+						 "WHERE object_id %% 4 = 0, 1, 2 and 3.")));
+	capacity = r->capacity == 0 ? 65536 : (uint32) Min((uint64) r->capacity * 2, PG_UINT32_MAX - 1);
+	old = MemoryContextSwitchTo(r->cxt);
+	if (r->ids == NULL)
+	{
+		r->ids = palloc_extended(capacity * sizeof(int64), MCXT_ALLOC_HUGE);
+		r->t = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
+		r->x = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
+		r->y = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
+	}
+	else
+	{
+		r->ids = repalloc_huge(r->ids, capacity * sizeof(int64));
+		r->t = repalloc_huge(r->t, capacity * sizeof(double));
+		r->x = repalloc_huge(r->x, capacity * sizeof(double));
+		r->y = repalloc_huge(r->y, capacity * sizeof(double));
+	}
+	MemoryContextSwitchTo(old);
+	AdviseHugePages(r->ids, capacity * sizeof(int64));
+	AdviseHugePages(r->t, capacity * sizeof(double));
+	AdviseHugePages(r->x, capacity * sizeof(double));
+	AdviseHugePages(r->y, capacity * sizeof(double));
+	r->capacity = capacity;
+}
+
+/*
+ * One row of the inner query: a row with a NULL or an empty point is
+ * skipped (as a strict aggregate skips it, and ST_MakeLine an empty point);
+ * anything else must be a valid fix.
+ */
+static bool
+FixReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	FixReceiver *r = (FixReceiver *) self;
+	struct varlena *geom;
+	GeoaccPoint point;
+	int64		id;
+	double		t;
+
+	slot_getsomeattrs(slot, 3);
+	r->row++;
+	if (slot->tts_isnull[0] || slot->tts_isnull[1] || slot->tts_isnull[2])
+	{
+		r->skipped++;
+		return true;
+	}
+	id = GeoaccIdFromDatum(slot->tts_values[0], r->id_type);
+	geom = (struct varlena *) PG_DETOAST_DATUM_PACKED(slot->tts_values[2]);
+	GeoaccPointFromGeometry(geom, &point);
+	if (point.type == GEOACC_POINTTYPE && point.empty)
+	{
+		r->skipped++;
+		return true;
+	}
+	CheckPoint(r, &point, id);
+	t = FixTime(r, slot->tts_values[1], id);
+	if ((Pointer) geom != DatumGetPointer(slot->tts_values[2]))
+		pfree(geom);
+	Reserve(r);
+	r->ids[r->count] = id;
+	r->t[r->count] = t;
+	r->x[r->count] = point.coords[0];
+	r->y[r->count] = point.coords[1];
+	r->count++;
+	return true;
+}
+
+static void
+FixShutdown(DestReceiver *self)
+{
+}
+
+static void
+FixDestroy(DestReceiver *self)
+{
+}
+
+/* Run fixes_sql and collect its fixes. */
+static void
+ReadFixes(FixReceiver *r, const char *sql)
+{
+	memset(r, 0, sizeof(*r));
+	r->pub.receiveSlot = FixReceive;
+	r->pub.rStartup = FixStartup;
+	r->pub.rShutdown = FixShutdown;
+	r->pub.rDestroy = FixDestroy;
+	r->pub.mydest = DestNone;
+	r->cxt = CurrentMemoryContext;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	GeoaccInnerQueryRun(sql, FIXES_ARG, &r->pub);
+	SPI_finish();
+}
+
+/* ------------------------------------------------------------ arguments */
+
+/* An interval in seconds as PostgreSQL compares intervals: a month is 30 days, a day 24 hours. */
+static double
+IntervalSeconds(const Interval *span)
+{
+	int128		us = (int128) span->time + (int128) span->day * USECS_PER_DAY +
+		(int128) span->month * DAYS_PER_MONTH * USECS_PER_DAY;
+
+	return (double) us / 1e6;
+}
+
+static void
+RulesFromArgs(FunctionCallInfo fcinfo, GeoaccTrajectoryRules *rules, bool *preserve_collapsed)
+{
+	memset(rules, 0, sizeof(*rules));
+	rules->max_gap = PG_ARGISNULL(1) ? INFINITY : IntervalSeconds(PG_GETARG_INTERVAL_P(1));
+	if (rules->max_gap < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_gap must not be negative"),
+				 errdetail("max_gap is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out, PG_GETARG_DATUM(1))))));
+	rules->simplify = !PG_ARGISNULL(2);
+	if (rules->simplify)
+	{
+		rules->tolerance = PG_GETARG_FLOAT8(2);
+		if (!(rules->tolerance >= 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tolerance must be a non-negative number"),
+					 errdetail("tolerance is %g.", rules->tolerance)));
+	}
+	*preserve_collapsed = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	rules->distance = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4) ? GEOACC_SIMPLIFY_SYNCHRONIZED : GEOACC_SIMPLIFY_PLANAR;
+	rules->max_speed = PG_ARGISNULL(5) ? INFINITY : PG_GETARG_FLOAT8(5);
+	if (!(rules->max_speed >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_speed must be a non-negative number"),
+				 errdetail("max_speed is %g.", rules->max_speed)));
+}
+
+/* ------------------------------------------------------------- results */
+
+/* Frees the core's parts when the memory context goes away (statement abort included). */
+typedef struct PartsHolder
+{
+	GeoaccTrajectoryParts parts;
+	MemoryContextCallback callback;
+} PartsHolder;
+
+static void
+PartsHolderRelease(void *arg)
+{
+	geoacc_trajectory_parts_free(&((PartsHolder *) arg)->parts);
+}
+
+/* One row per part into the tuplestore; a collapsed simplification is NULL, as ST_Simplify returns it. */
+static void
+PutParts(ReturnSetInfo *rsinfo, const GeoaccTrajectoryParts *parts, int32 srid, bool simplified,
+		 bool preserve_collapsed)
+{
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpu_make_trajectories row",
+												 ALLOCSET_DEFAULT_SIZES);
+	uint32		max_points = 0;
+	double	   *coords;
+
+	for (uint32 p = 0; p < parts->nparts; p++)
+		max_points = Max(max_points, parts->offsets[p + 1] - parts->offsets[p]);
+	coords = palloc_extended((Size) Max(max_points, 1) * 3 * sizeof(double), MCXT_ALLOC_HUGE);
+	for (uint32 p = 0; p < parts->nparts; p++)
+	{
+		uint32		first = parts->offsets[p];
+		uint32		n = parts->offsets[p + 1] - first;
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		MemoryContext old = MemoryContextSwitchTo(rowcxt);
+
+		values[0] = Int64GetDatum(parts->object_ids[p]);
+		values[1] = Int32GetDatum((int32) parts->part_numbers[p]);
+		if (simplified && !preserve_collapsed &&
+			GeoaccLineCollapsed(parts->fixes[p], n, parts->x[first], parts->y[first],
+								parts->x[first + n - 1], parts->y[first + n - 1]))
+			nulls[2] = true;
+		else
+		{
+			for (uint32 i = 0; i < n; i++)
+			{
+				coords[3 * i] = parts->x[first + i];
+				coords[3 * i + 1] = parts->y[first + i];
+				coords[3 * i + 2] = parts->m[first + i];
+			}
+			values[2] = GeoaccLineToGeometry(coords, n, false, true, srid);
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+		if ((p & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(coords);
+	MemoryContextDelete(rowcxt);
+}
+
+static double
+MsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * gpu_make_trajectories(fixes_sql, max_gap, tolerance, preserve_collapsed,
+ * synchronized, max_speed): (object_id, part, trajectory) for every part of
+ * every object of the fixes (object_id, t, geom) that fixes_sql returns
+ */
+PG_FUNCTION_INFO_V1(gpu_make_trajectories);
+Datum
+gpu_make_trajectories(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GeoaccTrajectoryRules rules;
+	bool		preserve_collapsed;
+	FixReceiver fixes;
+	GeoaccFixes core_fixes;
+	GeoaccMakeTrajectoriesTiming spent;
+	GeoaccCall	call;
+	GeoaccStatus status;
+	PartsHolder *holder;
+	instr_time	start;
+	double		read_ms,
+				write_ms;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		return (Datum) 0;
+	RulesFromArgs(fcinfo, &rules, &preserve_collapsed);
+
+	INSTR_TIME_SET_CURRENT(start);
+	ReadFixes(&fixes, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	read_ms = MsSince(start);
+	if (fixes.count == 0)
+		return (Datum) 0;
+	if (rules.simplify || isfinite(rules.max_speed))
+		GeoaccNoticeIfGeographic(fixes.srid, "gpu_make_trajectories");
+
+	core_fixes.count = fixes.count;
+	core_fixes.object_ids = fixes.ids;
+	core_fixes.t = fixes.t;
+	core_fixes.x = fixes.x;
+	core_fixes.y = fixes.y;
+	holder = palloc0(sizeof(PartsHolder));
+	holder->callback.func = PartsHolderRelease;
+	holder->callback.arg = holder;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
+	GeoaccCallBegin(&call, "gpu_make_trajectories", fixes.count);
+	status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);
+	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
+		status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);
+	GeoaccCheck(status);
+	GeoaccCallEnd(&call);
+	pfree(fixes.ids);
+	pfree(fixes.t);
+	pfree(fixes.x);
+	pfree(fixes.y);
+
+	INSTR_TIME_SET_CURRENT(start);
+	PutParts(rsinfo, &holder->parts, fixes.srid, rules.simplify, preserve_collapsed);
+	write_ms = MsSince(start);
+	elog(DEBUG1, "gpu_make_trajectories: " UINT64_FORMAT " rows (" UINT64_FORMAT " skipped for a NULL or an empty "
+		 "point), %u fixes on the %s: %u duplicates dropped, %u parts (%u more of one fix dropped); "
+		 "%u GPU pieces, %u sorted runs, " UINT64_FORMAT " fixes of objects too large for the device; "
+		 "reading %.1f ms, sorting and splitting %.1f ms, transfers %.1f ms, host merging %.1f ms, "
+		 "simplifying %.1f ms, writing the rows %.1f ms",
+		 fixes.row, fixes.skipped, fixes.count, call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 holder->parts.duplicates, holder->parts.nparts, holder->parts.single_fix_parts, spent.pieces, spent.runs,
+		 (uint64) spent.cpu_fixes, read_ms, spent.compute_ms, spent.transfer_ms, spent.host_ms, spent.simplify_ms,
+		 write_ms);
+	geoacc_trajectory_parts_free(&holder->parts);
+	return (Datum) 0;
+}
