@@ -98,7 +98,7 @@ SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 SHLIB_LINK += -Wl,--version-script=src/exports.map
 
 EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql sql/geoacc_raster--*.sql test/core/geoacc_core_tests src/exports.map \
-			  test/data/scale_tracks
+			  test/data/scale_tracks test/data/scale_fixes
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -148,6 +148,9 @@ check-core: test/core/geoacc_core_tests
 
 # --------------------------------------------------------- data generator
 test/data/scale_tracks: test/data/scale_tracks.c
+	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
+
+test/data/scale_fixes: test/data/scale_fixes.c
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
 
 # regress tests that need postgis_raster, left out where it is absent (the GPU machine without

@@ -35,12 +35,16 @@ echo "test: benchmark data generator"
 dropdb --if-exists geoacc_datacheck
 createdb geoacc_datacheck
 if PGDATABASE=geoacc_datacheck psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
-		-c "CREATE EXTENSION postgis" -f test/data/load_ais.sql \
-	&& PGDATABASE=geoacc_datacheck test/data/scale_tracks.sh scaled 300000 7; then
+		-c "CREATE EXTENSION geoacc CASCADE" -f test/data/load_ais.sql \
+	&& PGDATABASE=geoacc_datacheck test/data/scale_tracks.sh scaled 300000 7 \
+	&& PGDATABASE=geoacc_datacheck test/data/scale_fixes.sh scaled_fixes 300000 7; then
 	check=$(psql -X -At -d geoacc_datacheck -c "SELECT bool_and(ST_IsValidTrajectory(traj))
 		AND sum(ST_NPoints(traj)) BETWEEN 300000 AND 300000 + max(ST_NPoints(traj))
 		AND count(DISTINCT source_id) = (SELECT count(*) FROM ais_tracks) FROM scaled")
 	[ "$check" = t ] || fail "scaled tracks are not valid trajectories of the asked size"
+	check=$(psql -X -At -d geoacc_datacheck -c "SELECT count(*) = 300000 AND count(DISTINCT object_id) > 458
+		AND bool_and(ST_GeometryType(geom) = 'ST_Point' AND ST_SRID(geom) = 32618) FROM scaled_fixes")
+	[ "$check" = t ] || fail "scaled fixes are not points of the asked number"
 else
 	fail "data generator"
 fi

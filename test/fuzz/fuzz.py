@@ -437,6 +437,76 @@ def case_mesh_clip(rng):
     return ("fuzz_mesh_clip_agrees(%s, %d, %d, %d, %r)" % (quote(mesh), n[0], n[1], n[2], rng.uniform(0.1, 0.9)))
 
 
+def fixes(rng):
+    """Random fixes (id, t, geom) as a VALUES query, in shuffled order: a few vessels at times in seconds (whole
+    or not) with repeats at the same time (the same or another position), gaps, stops and jumps.  Not beyond
+    1e30: the SQL form's ST_Distance is NULL from FLT_MAX on."""
+    scale = rng.choice([1, 1, 100, 1e5, 1e6, 1e-3, 1e-150, 1e30])
+    whole = rng.random() < 0.5
+    srid = rng.choice([32618, 0])
+    rows = []
+    for _ in range(rng.randint(1, 6)):
+        oid = rng.choice([rng.randint(-3, 3), rng.randint(-2 ** 63, 2 ** 63 - 1)])
+        x, y, t = rng.uniform(-5, 5) * scale, rng.uniform(-5, 5) * scale, rng.choice([0.0, 1.6e9])
+        for _ in range(rng.randint(0, 30)):
+            kind = rng.random()
+            if kind < 0.15 and rows:
+                pass                                    # the same time again
+            elif kind < 0.25:
+                t += rng.choice([600, 3600, 86400])     # a gap
+            else:
+                t += rng.randint(1, 60) if whole else rng.uniform(0.001, 60)
+            if rng.random() < 0.8:
+                step = scale * rng.choice([0.001, 1, 1, 10, 1000])
+                x += rng.uniform(-1, 1) * step
+                y += rng.uniform(-1, 1) * step
+            if x == 0:                                  # -0 and +0 tie in SQL's ORDER BY but not here
+                x = 0.0
+            if y == 0:
+                y = 0.0
+            rows.append("(%d::bigint, %s::float8, ST_SetSRID(ST_MakePoint(%s, %s), %d))" % (oid, num(t), num(x), num(y),
+                                                                                          srid))
+    rng.shuffle(rows)
+    if not rows:
+        return "SELECT 1::bigint, 1::float8, 'POINT(0 0)'::geometry WHERE false", whole
+    return "VALUES " + ", ".join(rows), whole
+
+
+def case_make_trajectories(rng):
+    if rng.random() < 0.35:
+        sql = rng.choice([
+            "", ";", "SELECT 1", "SELECT 1, 2, 3", "SELECT 1, 1.0, ''POINT(0 0)''::geometry; SELECT 1",
+            "SELECT NULL::int, 1.0, ''POINT(0 0)''::geometry", "SELECT 1, NULL::float8, NULL::geometry",
+            "SELECT ''x'', 1.0, ''POINT(0 0)''::geometry", "SELECT 1, ''x'', ''POINT(0 0)''::geometry",
+            "SELECT 1, now(), ''x''::fuzz_evil.geometry", "SELECT 1, 1, 7::fuzz_evil.int_geometry",
+            "SELECT 1::fuzz_evil.id, 1.0, ''POINT(0 0)''::geometry",
+            "SELECT 1, 1.0, ''POINT EMPTY''::geometry", "SELECT 1, ''infinity''::timestamptz, ''POINT(0 0)''::geometry",
+            "SELECT 1, ''-infinity''::timestamp, ''POINT(0 0)''::geometry",
+            "SELECT 1, ''NaN''::float8, ''POINT(0 0)''::geometry", "SELECT 1, 1e308::numeric * 10, ''POINT(0 0)''::geometry",
+            "SELECT 1, 1.0::float4, ''POINT(1e308 1e308)''::geometry UNION ALL SELECT 1, 2, ''POINT(-1e308 -1e308)''",
+            "SELECT i, i::float8, ST_MakePoint(i, ''NaN'') FROM generate_series(1, 3) i",
+            "SELECT 1, 1.0, ''SRID=4326;POINT(0 0)''::geometry UNION ALL SELECT 1, 2, ''POINT(1 1)''",
+            "SELECT 9223372036854775807, 1.0, ''POINT(0 0)''::geometry UNION ALL SELECT -9223372036854775807 - 1, 1, ''POINT(0 0)''",
+            "SELECT 1, 1.0, %s" % hostile_geometry(rng).replace("'", "''"),
+            "SELECT 1, 1.0, ''POINT(0 0)''::geometry FOR UPDATE", "DROP TABLE fuzz_result", "SELEC 1",
+            "WITH d AS (DELETE FROM fuzz_result RETURNING 1, 1.0, ''POINT(0 0)''::geometry) SELECT * FROM d",
+        ])
+        gap = rng.choice(["NULL", "'-1 second'", "'0'", "'1 month'", "'178000000 years'", "'1 second'"])
+        call = "SELECT count(*) FROM gpu_make_trajectories('%s', %s::interval, %s, %s, %s, %s)" % (
+            sql, gap, hostile_float(rng), rng.choice(["true", "false", "NULL"]), rng.choice(["true", "false", "NULL"]),
+            hostile_float(rng))
+        return "fuzz_try(%s)" % quote(call)
+    values, whole = fixes(rng)
+    gap = rng.choice(["NULL", "'0'", "'1 second'", "'59.5 seconds'", "'10 minutes'", "'2 hours'"])
+    tolerance = rng.choice(["NULL", "0", "1", "10", "'Infinity'"])
+    if tolerance != "NULL":
+        tolerance = "%s::float8 * %s" % (tolerance, num(rng.choice([1, 1e-150, 1e150, 0.001, 1000])))
+    speed = rng.choice(["NULL", "0", "1", "30", "1e6"])
+    return "fuzz_make_trajectories_agrees(%s, %s, %s::interval, %s, %s, %s, %s)" % (
+        quote(values), "true" if whole and rng.random() < 0.5 else "false", gap, tolerance,
+        rng.choice(["true", "false"]), rng.choice(["true", "false"]) if tolerance != "NULL" else "false", speed)
+
+
 FUNCTIONS = {
     "simplify": case_simplify,
     "simplify_geography": case_simplify_geography,
@@ -448,6 +518,7 @@ FUNCTIONS = {
     "compression_stats": case_compression,
     "segment_join": case_segment_join,
     "mesh_clip": case_mesh_clip,
+    "make_trajectories": case_make_trajectories,
 }
 
 # --------------------------------------------------------------- driver

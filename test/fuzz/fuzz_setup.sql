@@ -265,4 +265,54 @@ BEGIN
 	RETURN true;
 END
 $$;
+-- gpu_make_trajectories of the fixes (id, t, geom) of `fixes` (a query; t in epoch seconds, float8) against
+-- the SQL pipeline: DISTINCT ON (id, t) keeping the smallest X, then Y; a new part where t - lag(t) > max_gap
+-- or ST_Distance / (t - lag(t)) > max_speed; ST_MakeLine ... ORDER BY t of parts of 2 fixes or more;
+-- ST_Simplify (geoacc_dp_simplify for the synchronized distance).  as_timestamptz: the function reads t as
+-- to_timestamp(t).  Every row the same to the bit, NULLs included.
+CREATE OR REPLACE FUNCTION fuzz_make_trajectories_agrees(fixes text, as_timestamptz boolean, max_gap interval,
+	tolerance float8, preserve_collapsed boolean, synchronized boolean, max_speed float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	rows bigint;
+	same bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH firsts AS (
+			SELECT DISTINCT ON (f.id, f.t) f.id, f.t + 0.0 AS t, f.geom
+			FROM (%1$s) f(id, t, geom)
+			WHERE f.id IS NOT NULL AND f.t IS NOT NULL AND f.geom IS NOT NULL AND NOT ST_IsEmpty(f.geom)
+			ORDER BY f.id, f.t, ST_X(f.geom), ST_Y(f.geom)
+		), starts AS (
+			SELECT *, CASE WHEN t - lag(t) OVER w > coalesce(extract(epoch FROM $1)::float8, 'Infinity')
+				OR ST_Distance(geom, lag(geom) OVER w) / (t - lag(t) OVER w) > coalesce($5, 'Infinity')
+				THEN 1 ELSE 0 END AS starts
+			FROM firsts WINDOW w AS (PARTITION BY id ORDER BY t)
+		), parts AS (
+			SELECT *, sum(starts) OVER (PARTITION BY id ORDER BY t) + 1 AS part FROM starts
+		), lines AS (
+			SELECT id, part, ST_SetSRID(ST_MakeLine(ST_MakePointM(ST_X(geom), ST_Y(geom), t) ORDER BY t),
+				min(ST_SRID(geom))) AS line
+			FROM parts GROUP BY id, part HAVING count(*) >= 2
+		), ref AS (
+			SELECT id::bigint AS object_id, part::int AS part, CASE WHEN $2 IS NULL THEN line
+				WHEN $4 THEN geoacc_dp_simplify(line, $2, $3, synchronized => true)
+				ELSE ST_Simplify(line, $2, $3) END AS trajectory
+			FROM lines
+		), got AS (
+			SELECT * FROM gpu_make_trajectories(%2$L, $1, $2, $3, $4, $5)
+		)
+		SELECT count(*), count(*) FILTER (WHERE r.object_id IS NOT NULL AND g.object_id IS NOT NULL
+			AND ST_AsEWKB(r.trajectory) IS NOT DISTINCT FROM ST_AsEWKB(g.trajectory))
+		FROM ref r FULL JOIN got g USING (object_id, part)$q$,
+		fixes, CASE WHEN as_timestamptz THEN 'SELECT id, to_timestamp(t), geom FROM (' || fixes || ') f(id, t, geom)'
+			ELSE fixes END)
+	INTO rows, same USING max_gap, tolerance, preserve_collapsed, synchronized, max_speed;
+	IF rows <> same THEN
+		PERFORM set_config('fuzz.detail', format('%s of %s rows differ from the SQL pipeline', rows - same, rows),
+			false);
+	END IF;
+	RETURN rows = same;
+END
+$$;
 RESET client_min_messages;
