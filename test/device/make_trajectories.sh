@@ -14,8 +14,9 @@
 #      the SQL pipeline a user writes (DISTINCT ON, lag() and a running sum over windows, ST_MakeLine
 #      ... ORDER BY, ST_Simplify) with the default parallel settings and with 8 workers, each cut off
 #      at MAKE_TRAJECTORIES_SQL_TIMEOUT (then the table says "> timeout"); gpu_make_trajectories with
-#      geoacc.device = gpu and = cpu, and where its time went (its DEBUG1 line); the results compared
-#      (rows, points, NULL trajectories).
+#      geoacc.device = gpu and = cpu, on the GPU also with parallel_setup_cost = parallel_tuple_cost = 0
+#      (the inner query's scan then runs in parallel workers), and where its time went (its DEBUG1 line);
+#      the results compared (rows, points, NULL trajectories).
 #   4. The simplify benchmark as CTAS at 10^7 points (test/device/simplify.sh), unless
 #      MAKE_TRAJECTORIES_SIMPLIFY=0.
 #
@@ -110,6 +111,10 @@ for fixes in $sizes; do
 		gpu_make_trajectories('SELECT object_id, t, geom FROM $table', '30 minutes', 10)"
 	gpu=$(run gpu "SELECT 1" "$call" "$timeout")
 	gpu_result=$(summary mt_gpu "$gpu")
+	# the same with the inner query's scan in parallel workers (the planner keeps a plain scan in one process)
+	gpu_workers=$(run gpu "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0" "${call//mt_gpu/mt_gpu_workers}" \
+		"$timeout")
+	gpu_workers_result=$(summary mt_gpu_workers "$gpu_workers")
 	cpu=$(run cpu "SELECT 1" "${call//mt_gpu/mt_cpu}" "$timeout")
 	cpu_result=$(summary mt_cpu "$cpu")
 	sql2=$(run cpu "SELECT 1" "$(pipeline "$table" mt_sql)" "$sql_timeout")
@@ -119,7 +124,7 @@ for fixes in $sizes; do
 	psql -X -q -c "ALTER TABLE $table RESET (parallel_workers)"
 	sql8_result=$(summary mt_sql "$sql8")
 	reference=""
-	for r in "$gpu_result" "$cpu_result" "$sql2_result" "$sql8_result"; do	# "-": the run failed or timed out
+	for r in "$gpu_result" "$gpu_workers_result" "$cpu_result" "$sql2_result" "$sql8_result"; do	# "-": failed or timed out
 		[ "$r" = "-" ] && continue
 		[ -z "$reference" ] && reference=$r
 		[ "$r" = "$reference" ] || { status=1; echo "DIFFERENT: $r against $reference"; }
@@ -133,18 +138,20 @@ for fixes in $sizes; do
 	else
 		speedup="> $(awk -v t="${sql_timeout%s}" -v g="$gpu_ms" 'BEGIN { printf "%.1fx", t * 1000 / g }')"
 	fi
-	rows+=("| $fixes | $(seconds "$(field "$sql2" 1)" "$sql_timeout") | $(seconds "$(field "$sql8" 1)" "$sql_timeout") | $(seconds "$gpu_ms" "$timeout") | $(seconds "$(field "$cpu" 1)" "$timeout") | $speedup | ${reference:--} |")
-	breakdown+=("| $fixes | GPU | $(field "$gpu" 2) |" "| $fixes | CPU | $(field "$cpu" 2) |")
+	rows+=("| $fixes | $(seconds "$(field "$sql2" 1)" "$sql_timeout") | $(seconds "$(field "$sql8" 1)" "$sql_timeout") | $(seconds "$gpu_ms" "$timeout") | $(seconds "$(field "$gpu_workers" 1)" "$timeout") | $(seconds "$(field "$cpu" 1)" "$timeout") | $speedup | ${reference:--} |")
+	breakdown+=("| $fixes | GPU | $(field "$gpu" 2) |" "| $fixes | GPU, scan in workers | $(field "$gpu_workers" 2) |"
+		"| $fixes | CPU | $(field "$cpu" 2) |")
 	echo "$fixes fixes (made in $data_s s): SQL default $sql2 ($sql2_result); SQL 8 workers $sql8 ($sql8_result);" \
-		"GPU $gpu ($gpu_result); CPU $cpu ($cpu_result)" >> "$OUT/make_trajectories_runs.log"
-	psql -X -q -c "DROP TABLE IF EXISTS mt_gpu, mt_cpu, mt_sql, $table"
+		"GPU $gpu ($gpu_result); GPU, scan in workers $gpu_workers ($gpu_workers_result); CPU $cpu ($cpu_result)" \
+		>> "$OUT/make_trajectories_runs.log"
+	psql -X -q -c "DROP TABLE IF EXISTS mt_gpu, mt_gpu_workers, mt_cpu, mt_sql, $table"
 done
 
 echo
 echo "## make_trajectories: raw fixes to simplified tracks, CREATE UNLOGGED TABLE ... AS (gap 30 min, tolerance 10 m)"
 echo
-echo "| fixes | SQL pipeline, default parallel settings | SQL pipeline, 8 workers | gpu_make_trajectories, GPU | gpu_make_trajectories, CPU twin | GPU against the faster SQL | result (the same in every run) |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| fixes | SQL pipeline, default parallel settings | SQL pipeline, 8 workers | gpu_make_trajectories, GPU | the same, scan in parallel workers | gpu_make_trajectories, CPU twin | GPU against the faster SQL | result (the same in every run) |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 for r in "${rows[@]}"; do echo "$r"; done
 echo
 echo "| fixes | device | where gpu_make_trajectories' time went (DEBUG1) |"
