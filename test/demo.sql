@@ -24,6 +24,13 @@ SELECT source, count(*) AS tracks, sum(ST_NPoints(traj)) AS points,
 FROM ais_tracks GROUP BY source ORDER BY source;
 
 \echo
+\echo '== the raw fixes made into tracks in one call: sorted by vessel and time, duplicate times dropped, split'
+\echo '   at gaps over 30 minutes, simplified at 10 m (the collapsed ones NULL, as ST_Simplify returns them)'
+SELECT count(*) AS fixes, count(DISTINCT object_id) AS vessel_tracks FROM ais_fixes;
+SELECT count(*) AS parts, sum(ST_NPoints(trajectory)) AS points, count(*) FILTER (WHERE trajectory IS NULL) AS collapsed
+FROM gpu_make_trajectories('SELECT object_id, t, geom FROM ais_fixes', '30 minutes', 10);
+
+\echo
 \echo '== traffic density of the New York harbour tracks: 50 m cells, gaussian 9 x 9, as a PNG'
 CREATE TEMP TABLE ny_density AS
 SELECT gpu_density_raster(traj, 'BOX(556000 4470000,618000 4526000)'::box2d, 1240, 1120, 'gaussian', 9) AS raster
