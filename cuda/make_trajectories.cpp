@@ -136,14 +136,14 @@ finish_parts(GeoaccDevice device, const GeoaccTrajectoryRules &rules, PreparedFi
 
 }								/* namespace */
 
-constexpr size_t kHugePage = 2u << 20;
+constexpr size_t HUGE_PAGE = 2u << 20;
 
 void *
 huge_page_allocate(size_t bytes)
 {
 	void	   *p;
 
-	if (bytes < kHugePage)
+	if (bytes < HUGE_PAGE)
 		p = std::malloc(bytes);
 	else
 	{
@@ -163,7 +163,7 @@ huge_page_free(void *p, size_t bytes)
 {
 	if (p == nullptr)
 		return;
-	if (bytes < kHugePage)
+	if (bytes < HUGE_PAGE)
 		std::free(p);
 	else
 		munmap(p, bytes);

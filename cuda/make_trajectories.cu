@@ -31,7 +31,7 @@ namespace geoacc
 namespace
 {
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned THREADS = 256;
 
 /* Temporary storage of CUB calls, grown as they ask. */
 class Scratch
@@ -205,10 +205,10 @@ sort_by_object_and_time(Scratch &scratch, const int64_t *d_ids, const double *d_
 	cub::DoubleBuffer<uint64_t> keys(d_keys.data(), d_keys_alt.data());
 	cub::DoubleBuffer<uint32_t> order(d_order.data(), d_order_alt.data());
 
-	time_keys_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(d_t, n, keys.Current(), order.Current());
+	time_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_t, n, keys.Current(), order.Current());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	sort_pairs(scratch, keys, order, n);
-	object_keys_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(d_ids, order.Current(), n,
+	object_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_ids, order.Current(), n,
 																			 keys.Current());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	sort_pairs(scratch, keys, order, n);
@@ -266,7 +266,7 @@ prepare_piece(const GeoaccFixes &f, const GeoaccTrajectoryRules &rules, Prepared
 	DeviceBuffer<int64_t> d_kept_ids(m);
 	DeviceBuffer<double> d_kept_t(m), d_kept_x(m), d_kept_y(m);
 
-	gather_kept_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(
+	gather_kept_kernel<<<blocks_for(m, THREADS), THREADS, 0, stream()>>>(
 		d_ids.data(), d_t.data(), d_x.data(), d_y.data(), order, d_chosen.data(), m, d_kept_ids.data(),
 		d_kept_t.data(), d_kept_x.data(), d_kept_y.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
@@ -288,7 +288,7 @@ prepare_piece(const GeoaccFixes &f, const GeoaccTrajectoryRules &rules, Prepared
 
 	DeviceBuffer<int64_t> d_part_objects(nparts);
 
-	part_objects_kernel<<<blocks_for(nparts, kThreads), kThreads, 0, stream()>>>(
+	part_objects_kernel<<<blocks_for(nparts, THREADS), THREADS, 0, stream()>>>(
 		d_kept_ids.data(), d_starts.data(), nparts, d_part_objects.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	sync_and_check_interrupt();
