@@ -418,7 +418,8 @@ PutParts(ReturnSetInfo *rsinfo, const GeoaccTrajectoryParts *parts, int32 srid, 
 				coords[3 * i + 1] = parts->y[first + i];
 				coords[3 * i + 2] = parts->m[first + i];
 			}
-			values[2] = GeoaccLineToGeometry(coords, n, false, true, srid);
+			values[2] = GeoaccLinesToGeometry(GEOACC_LINETYPE, (const double *const *) &coords, &n, 1, false, true,
+											  srid);
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextSwitchTo(old);
@@ -472,8 +473,12 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	read_ms = MsSince(start);
 	if (fixes.count == 0)
 		return (Datum) 0;
-	if (rules.simplify || isfinite(rules.max_speed))
-		GeoaccNoticeIfGeographic(fixes.srid, "gpu_make_trajectories");
+	if ((rules.simplify || isfinite(rules.max_speed)) && GeoaccSridIsGeographic(fixes.srid))
+		ereport(NOTICE,
+				(errmsg("gpu_make_trajectories measures in the units of SRID %d: degrees", fixes.srid),
+				 errdetail("The tolerance is then in degrees and max_speed in degrees per second, not metres."),
+				 errhint("Transform the fixes to a projected SRID in fixes_sql, for example ST_Transform(geom, 32618) "
+						 "for UTM zone 18N.")));
 
 	core_fixes.count = fixes.count;
 	core_fixes.object_ids = fixes.ids;
