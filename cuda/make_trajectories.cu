@@ -82,14 +82,22 @@ struct FixTime
 	}
 };
 
+/*
+ * CUB's reduce-by-key also applies these to the padding of its last tile
+ * (positions >= n): they must not read there.
+ */
 struct SortedFixTime
 {
 	const int64_t *ids;
 	const double *t;
 	const uint32_t *order;
+	uint32_t	n;
 
 	__host__ __device__ FixTime operator()(uint32_t k) const
 	{
+		if (k >= n)
+			return FixTime{UINT64_MAX, UINT64_MAX};
+
 		uint32_t	i = order[k];
 
 		return FixTime{object_key(ids[i]), double_key(fix_time(t[i]))};
@@ -102,9 +110,13 @@ struct KeptFix
 	const double *x;
 	const double *y;
 	const uint32_t *order;
+	uint32_t	n;
 
 	__host__ __device__ uint32_t operator()(uint32_t a, uint32_t b) const
 	{
+		if (a >= n || b >= n)
+			return a < b ? a : b;
+
 		uint32_t	i = order[a],
 					j = order[b];
 
@@ -248,8 +260,8 @@ prepare_piece(const GeoaccFixes &f, const GeoaccTrajectoryRules &rules, Prepared
 	/* one fix per (object, time): the sorted position of the kept one */
 	DeviceBuffer<uint32_t> d_chosen(n), d_count(2);
 	auto		fix_times = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-															SortedFixTime{d_ids.data(), d_t.data(), order});
-	KeptFix		kept_fix{d_x.data(), d_y.data(), order};
+															SortedFixTime{d_ids.data(), d_t.data(), order, n});
+	KeptFix		kept_fix{d_x.data(), d_y.data(), order, n};
 	size_t		bytes = 0;
 	uint32_t	m,
 				nparts;
