@@ -153,6 +153,16 @@ test/data/scale_tracks: test/data/scale_tracks.c
 test/data/scale_fixes: test/data/scale_fixes.c
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
 
+# ------------------------------------- Citus suite (scripts/citus.sh)
+# pg_regress against a running Citus coordinator (PGHOST, PGPORT) whose database CITUS_DB has the
+# citus extension on every node and the workers registered; results in test/citus/results/
+CITUS_REGRESS = citus_setup citus_density_raster citus_simplify citus_twed citus_segment_join citus_settings
+CITUS_DB ?= geoacc_citus
+.PHONY: installcheck-citus
+installcheck-citus:
+	$(pg_regress_installcheck) --inputdir=test/citus --outputdir=test/citus --use-existing \
+		--dbname=$(CITUS_DB) $(CITUS_REGRESS)
+
 # regress tests that need postgis_raster, left out where it is absent (the GPU machine without
 # test/device/raster-bundle.sh's bundle)
 REGRESS_NEEDS_POSTGIS_RASTER =

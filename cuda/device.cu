@@ -52,6 +52,13 @@ is_sticky(cudaError_t err)
 /* geoacc_gpu_fail_allocations(): allocations still to fail */
 int			failing_allocations = 0;
 
+/* geoacc_gpu_choose_device(): the devices to pick from (none: all) and this process's slot */
+constexpr int MAX_CHOICES = 64;
+int			device_choices[MAX_CHOICES];
+int			device_choice_count = 0;
+int			device_slot = 0;
+int			current_device = -1;
+
 uint64_t
 memory_limit()
 {
@@ -111,8 +118,18 @@ require_gpu()
 
 	size_t		free_bytes = 0,
 				total_bytes = 0;
+	int			ordinal = device_choice_count > 0 ? device_choices[device_slot % device_choice_count]
+		: device_slot % count;
 
-	err = cudaSetDevice(0);
+	if (ordinal >= count)
+	{
+		snprintf(absent_reason, sizeof(absent_reason),
+				 "device %d was asked for, but CUDA sees only %d device%s (ordinals 0 to %d)",
+				 ordinal, count, count == 1 ? "" : "s", count - 1);
+		gpu_state = GpuState::ABSENT;
+		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
+	}
+	err = cudaSetDevice(ordinal);
 	if (err == cudaSuccess)
 		err = cudaStreamCreateWithFlags(&geoacc_stream, cudaStreamNonBlocking);
 	if (err == cudaSuccess)
@@ -127,6 +144,7 @@ require_gpu()
 	}
 	memory_limit_auto = free_bytes / 10 * 9;
 	live_allocations = new std::unordered_map<void *, size_t>();
+	current_device = ordinal;
 	gpu_state = GpuState::READY;
 }
 
@@ -207,6 +225,21 @@ extern "C" int
 geoacc_gpu_disabled(void)
 {
 	return gpu_state == GpuState::DISABLED;
+}
+
+extern "C" void
+geoacc_gpu_choose_device(const int *ordinals, int count, int slot)
+{
+	device_choice_count = count < MAX_CHOICES ? count : MAX_CHOICES;
+	for (int i = 0; i < device_choice_count; i++)
+		device_choices[i] = ordinals[i];
+	device_slot = slot < 0 ? 0 : slot;
+}
+
+extern "C" int
+geoacc_gpu_current_device(void)
+{
+	return gpu_state == GpuState::READY ? current_device : -1;
 }
 
 extern "C" GeoaccStatus

@@ -24,6 +24,8 @@ extern "C" int geoacc_cuda_built(void) { return 0; }
 extern "C" int geoacc_cuda_runtime_version(void) { return 0; }
 extern "C" GeoaccStatus geoacc_gpu_init(void) { return guarded([] { require_gpu(); }); }
 extern "C" int geoacc_gpu_disabled(void) { return 0; }
+extern "C" void geoacc_gpu_choose_device(const int *, int, int) {}
+extern "C" int geoacc_gpu_current_device(void) { return -1; }
 
 extern "C" GeoaccStatus
 geoacc_gpu_device_count(int *count)

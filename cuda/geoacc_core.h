@@ -68,6 +68,18 @@ GeoaccStatus geoacc_gpu_init(void);
 /* 1 once a sticky CUDA error has disabled the GPU in this process. */
 int			geoacc_gpu_disabled(void);
 
+/*
+ * Which device geoacc_gpu_init() will take, of those CUDA makes visible:
+ * ordinals[slot % count], or with count 0 device slot % (devices visible),
+ * so that processes with consecutive slots spread over the devices.  Only
+ * recorded (no CUDA call); it has no effect once the GPU is initialised.
+ * Before any call: device 0.
+ */
+void		geoacc_gpu_choose_device(const int *ordinals, int count, int slot);
+
+/* The ordinal of the device this process uses, -1 before geoacc_gpu_init() succeeded. */
+int			geoacc_gpu_current_device(void);
+
 typedef struct GeoaccDeviceInfo
 {
 	int			ordinal;

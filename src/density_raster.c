@@ -10,19 +10,30 @@
  * fixed-point sums for weights and the time mode) and a chunk of points not
  * yet projected; a full chunk is projected on the chosen device, so memory
  * stays bounded by the raster plus one chunk whatever the number of rows.
- * Serial, deserial and combine functions let parallel workers each fill
- * their own cells that the leader adds up.  Every use of the state goes
- * through the State* functions here.  geoacc_density_kernel() shows a
- * kernel's weights.
+ *
+ * The state's type is geoacc_density_state, not internal, so that Citus
+ * splits the aggregate into partials on its workers and a combine on the
+ * coordinator.  In memory the state is an expanded object
+ * (utils/expandeddatum.h, as PostgreSQL's expanded arrays): rows are added
+ * to it in place.  Its flat form, which parallel workers hand to the leader
+ * and (as base64 text) Citus workers to the coordinator, is a header and
+ * the cells with runs of zeros skipped and values as varints (StateEncode);
+ * a combine adds a flat state's cells straight into its own.  Every use of
+ * the state goes through the State* functions here.
+ * geoacc_density_kernel() shows a kernel's weights.
  */
 #include "geoacc.h"
 
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "common/base64.h"
+#include "libpq/pqformat.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/expandeddatum.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 /* PostGIS rasters have 16-bit dimensions; the result must stay well under 1 GB */
 #define RASTER_MAX_SIDE 65535
@@ -75,7 +86,6 @@ typedef struct DensityArgs
 /* What a call site of the transition function prepares once (fn_extra). */
 typedef struct DensityCallSite
 {
-	bool		extent_is_geometry;
 	FmgrInfo	box2d;			/* PostGIS's box2d(geometry) */
 } DensityCallSite;
 
@@ -89,11 +99,13 @@ typedef struct DensityHeader
 } DensityHeader;
 
 /*
- * The state: cells are uint32 counts, or int64 fixed-point sums (StateHasSums);
- * points are buffered with their values until a projection.
+ * The state, an expanded object whose memory context holds everything:
+ * cells are uint32 counts, or int64 fixed-point sums (StateHasSums); points
+ * are buffered with their values until a projection.
  */
 typedef struct DensityState
 {
+	ExpandedObjectHeader eoh;	/* first, as utils/expandeddatum.h requires */
 	DensityHeader h;
 	void	   *cells;			/* (height + 2 margin) rows of width + 2 margin, row 0 = north */
 	uint32		npoints;
@@ -192,11 +204,12 @@ ModeFromName(text *name)
 }
 
 /*
- * Arguments 2.. of the transition function (2: extent, 3: width, 4: height,
- * then the optional kernel, kernel_size, interpolate, mode, weight).
+ * Arguments 2.. of the transition function (2: extent, a box2d or a
+ * geometry, 3: width, 4: height, then the optional kernel, kernel_size,
+ * interpolate, mode, weight).
  */
 static void
-ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
+ArgsFromCall(FunctionCallInfo fcinfo, bool extent_is_geometry, DensityArgs *args)
 {
 	int			nargs = PG_NARGS();
 
@@ -209,11 +222,10 @@ ArgsFromCall(FunctionCallInfo fcinfo, DensityArgs *args)
 	if (site == NULL)
 	{
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(DensityCallSite));
-		site->extent_is_geometry = get_fn_expr_argtype(fcinfo->flinfo, 2) == GeoaccGeometryOid();
 		site->box2d.fn_mcxt = fcinfo->flinfo->fn_mcxt;
 		fcinfo->flinfo->fn_extra = site;
 	}
-	if (site->extent_is_geometry)
+	if (extent_is_geometry)
 	{
 		struct varlena *extent = PG_DETOAST_DATUM(PG_GETARG_DATUM(2));
 		void	   *box = GeoaccGeometryBox2d(&site->box2d, PointerGetDatum(extent));
@@ -332,15 +344,23 @@ ChunkMaxPoints(void)
 	return (uint32) Max(CHUNK_FIRST, Min(CHUNK_MAX, points));
 }
 
-/* A state with zero cells and no points, in the aggregate's memory context. */
-static DensityState *
-StateCreate(MemoryContext aggcontext, const DensityHeader *h)
-{
-	DensityState *state = MemoryContextAllocZero(aggcontext, sizeof(DensityState));
+static const ExpandedObjectMethods density_state_methods;
 
+/*
+ * A state with zero cells and no points: an expanded object in a memory
+ * context of its own under `parent` (the aggregate's context, where
+ * PostgreSQL and Citus keep a transition value without copying it).
+ */
+static DensityState *
+StateCreate(MemoryContext parent, const DensityHeader *h)
+{
+	MemoryContext context = AllocSetContextCreate(parent, "gpu_density_raster state", ALLOCSET_DEFAULT_SIZES);
+	DensityState *state = MemoryContextAllocZero(context, sizeof(DensityState));
+
+	EOH_init_header(&state->eoh, &density_state_methods, context);
 	state->h = *h;
 	state->chunk_max = ChunkMaxPoints();
-	state->cells = MemoryContextAllocZero(aggcontext, CellBytes(&h->args));
+	state->cells = MemoryContextAllocZero(context, CellBytes(&h->args));
 	return state;
 }
 
@@ -412,8 +432,9 @@ PointBound(const DensityState *state, double value)
  * adds nothing.
  */
 static void
-StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, uint8 flags, double value)
+StateAppend(DensityState *state, double x, double y, uint8 flags, double value)
 {
+	MemoryContext context = state->eoh.eoh_context;
 	uint64		bound = PointBound(state, value);
 	uint64		limit = CellLimit(&state->h.args);
 	bool		sums = StateHasSums(&state->h.args);
@@ -424,10 +445,10 @@ StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, u
 
 		if (state->xy == NULL)
 		{
-			state->xy = MemoryContextAlloc(aggcontext, sizeof(double) * 2 * (size_t) capacity);
-			state->flags = MemoryContextAlloc(aggcontext, capacity);
+			state->xy = MemoryContextAlloc(context, sizeof(double) * 2 * (size_t) capacity);
+			state->flags = MemoryContextAlloc(context, capacity);
 			if (sums)
-				state->values = MemoryContextAlloc(aggcontext, sizeof(double) * (size_t) capacity);
+				state->values = MemoryContextAlloc(context, sizeof(double) * (size_t) capacity);
 		}
 		else
 		{
@@ -452,7 +473,7 @@ StateAppend(DensityState *state, MemoryContext aggcontext, double x, double y, u
 				CellOverflow(state);
 		}
 		if (anchor)
-			StateAppend(state, aggcontext, last_x, last_y, 0, 0.0);
+			StateAppend(state, last_x, last_y, 0, 0.0);
 	}
 	state->xy[2 * state->npoints] = x;
 	state->xy[2 * state->npoints + 1] = y;
@@ -495,6 +516,404 @@ StateAddCells(DensityState *a, const DensityState *b)
 	}
 	a->h.cell_bound = Min(a->h.cell_bound + b->h.cell_bound, CellLimit(&a->h.args));
 	a->h.rows += b->h.rows;
+}
+
+/* ------------------------------------------------------- the flat form */
+
+/*
+ * The flat form of a state (a geoacc_density_state datum): after the
+ * varlena header, in host byte order,
+ *   uint32 magic; float8 xmin, ymin, xmax, ymax; uint32 width, height;
+ *   int32 kernel, kernel_size; uint8 interpolate, mode, weighted,
+ *   extent_has_srid; int32 extent_srid, srid; int64 rows; uint64 cell_bound;
+ * then the cells, north row first, as runs: a varint count of zero cells,
+ * a varint count of non-zero cells, and those cells' values as varints
+ * (LEB128), until every cell of the grid and its margin is covered.
+ * Buffered points are projected before a state is flattened.  Counts are
+ * mostly small and most cells of a traffic raster are empty, so a state is
+ * far smaller than its cells.
+ */
+#define DENSITY_STATE_MAGIC 0x31534447	/* "GDS1" in little-endian order */
+
+/* Where a flat form is written (p NULL: only measured). */
+typedef struct FlatWriter
+{
+	uint8	   *p;
+	Size		size;
+} FlatWriter;
+
+/* Where a flat form is read, and the errcode that bad input raises. */
+typedef struct FlatReader
+{
+	const uint8 *p;
+	const uint8 *end;
+	int			errcode;
+} FlatReader;
+
+static void
+FlatPut(FlatWriter *w, const void *value, Size size)
+{
+	if (w->p != NULL)
+		memcpy(w->p + w->size, value, size);
+	w->size += size;
+}
+
+static void
+FlatPutVarint(FlatWriter *w, uint64 value)
+{
+	uint8		bytes[10];
+	int			n = 0;
+
+	do
+	{
+		bytes[n] = value & 0x7F;
+		value >>= 7;
+		bytes[n++] |= value ? 0x80 : 0;
+	} while (value);
+	FlatPut(w, bytes, n);
+}
+
+static void
+FlatCorrupt(const FlatReader *r, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(r->errcode),
+			 errmsg("invalid geoacc_density_state"),
+			 errdetail("%s", detail)));
+}
+
+static void
+FlatGet(FlatReader *r, void *value, Size size)
+{
+	if ((Size) (r->end - r->p) < size)
+		FlatCorrupt(r, "The state ends inside its header.");
+	memcpy(value, r->p, size);
+	r->p += size;
+}
+
+static uint64
+FlatGetVarint(FlatReader *r)
+{
+	uint64		value = 0;
+
+	for (int shift = 0; shift < 64; shift += 7)
+	{
+		uint8		byte;
+
+		if (r->p == r->end)
+			FlatCorrupt(r, "The state ends inside its cells.");
+		byte = *r->p++;
+		if (shift == 63 && byte > 1)
+			break;
+		value |= (uint64) (byte & 0x7F) << shift;
+		if (!(byte & 0x80))
+			return value;
+	}
+	FlatCorrupt(r, "The state has a number of more than 64 bits.");
+	return 0;
+}
+
+static void
+FlatPutHeader(FlatWriter *w, const DensityHeader *h)
+{
+	const DensityArgs *a = &h->args;
+	uint32		magic = DENSITY_STATE_MAGIC;
+	int32		kernel = (int32) a->kernel;
+	uint8		flags[4] = {a->interpolate, (uint8) a->mode, a->weighted, a->extent_has_srid};
+
+	FlatPut(w, &magic, sizeof(magic));
+	FlatPut(w, &a->grid.xmin, sizeof(double));
+	FlatPut(w, &a->grid.ymin, sizeof(double));
+	FlatPut(w, &a->grid.xmax, sizeof(double));
+	FlatPut(w, &a->grid.ymax, sizeof(double));
+	FlatPut(w, &a->grid.width, sizeof(uint32));
+	FlatPut(w, &a->grid.height, sizeof(uint32));
+	FlatPut(w, &kernel, sizeof(int32));
+	FlatPut(w, &a->kernel_size, sizeof(int32));
+	FlatPut(w, flags, sizeof(flags));
+	FlatPut(w, &a->extent_srid, sizeof(int32));
+	FlatPut(w, &h->srid, sizeof(int32));
+	FlatPut(w, &h->rows, sizeof(int64));
+	FlatPut(w, &h->cell_bound, sizeof(uint64));
+}
+
+/* Read and check a header: every argument as the transition function would accept it. */
+static void
+FlatGetHeader(FlatReader *r, DensityHeader *h)
+{
+	DensityArgs *a = &h->args;
+	uint32		magic;
+	int32		kernel;
+	uint8		flags[4];
+
+	memset(h, 0, sizeof(*h));
+	FlatGet(r, &magic, sizeof(magic));
+	if (magic != DENSITY_STATE_MAGIC)
+		FlatCorrupt(r, "The state does not start with the geoacc_density_state signature.");
+	FlatGet(r, &a->grid.xmin, sizeof(double));
+	FlatGet(r, &a->grid.ymin, sizeof(double));
+	FlatGet(r, &a->grid.xmax, sizeof(double));
+	FlatGet(r, &a->grid.ymax, sizeof(double));
+	FlatGet(r, &a->grid.width, sizeof(uint32));
+	FlatGet(r, &a->grid.height, sizeof(uint32));
+	FlatGet(r, &kernel, sizeof(int32));
+	FlatGet(r, &a->kernel_size, sizeof(int32));
+	FlatGet(r, flags, sizeof(flags));
+	FlatGet(r, &a->extent_srid, sizeof(int32));
+	FlatGet(r, &h->srid, sizeof(int32));
+	FlatGet(r, &h->rows, sizeof(int64));
+	FlatGet(r, &h->cell_bound, sizeof(uint64));
+
+	if (!(isfinite(a->grid.xmin) && isfinite(a->grid.xmax) && isfinite(a->grid.ymin) && isfinite(a->grid.ymax) &&
+		  a->grid.xmin < a->grid.xmax && a->grid.ymin < a->grid.ymax &&
+		  isfinite(a->grid.xmax - a->grid.xmin) && isfinite(a->grid.ymax - a->grid.ymin)))
+		FlatCorrupt(r, "The state's extent is not finite or has no width or height.");
+	if (a->grid.width < 1 || a->grid.width > RASTER_MAX_SIDE || a->grid.height < 1 ||
+		a->grid.height > RASTER_MAX_SIDE || (uint64) a->grid.width * a->grid.height > RASTER_MAX_CELLS ||
+		!((a->grid.xmax - a->grid.xmin) / a->grid.width > 0 && (a->grid.ymax - a->grid.ymin) / a->grid.height > 0))
+		FlatCorrupt(r, "The state's width or height is out of range.");
+	if (kernel < 0 || kernel >= GEOACC_DENSITY_KERNEL_COUNT || a->kernel_size < 1 ||
+		a->kernel_size > GEOACC_DENSITY_MAX_KERNEL_SIZE || a->kernel_size % 2 == 0)
+		FlatCorrupt(r, "The state's kernel is out of range.");
+	if (flags[0] > 1 || (flags[1] != GEOACC_DENSITY_SAMPLES && flags[1] != GEOACC_DENSITY_TIME) ||
+		flags[2] > 1 || flags[3] > 1)
+		FlatCorrupt(r, "The state's flags are out of range.");
+	a->kernel = (GeoaccDensityKernel) kernel;
+	a->interpolate = flags[0];
+	a->mode = (GeoaccDensityMode) flags[1];
+	a->weighted = flags[2];
+	a->extent_has_srid = flags[3];
+	a->grid.margin = a->kernel_size / 2;
+	if (h->rows < 0 || h->cell_bound > CellLimit(a))
+		FlatCorrupt(r, "The state's row count or cell bound is out of range.");
+}
+
+/* Write a flushed state's flat form (w->p NULL: only its size). */
+static void
+StateEncode(const DensityState *state, FlatWriter *w)
+{
+	size_t		n = GridCells(&state->h.args);
+
+	FlatPutHeader(w, &state->h);
+	for (size_t i = 0; i < n;)
+	{
+		size_t		nonzero = i,
+					end;
+
+		while (nonzero < n && CellValue(state, nonzero) == 0)
+			nonzero++;
+		end = nonzero;
+		while (end < n && CellValue(state, end) != 0)
+			end++;
+		FlatPutVarint(w, nonzero - i);
+		FlatPutVarint(w, end - nonzero);
+		for (size_t j = nonzero; j < end; j++)
+			FlatPutVarint(w, CellValue(state, j));
+		i = end;
+	}
+}
+
+/*
+ * Read the cells that follow a header h, checking that the runs cover the
+ * grid exactly and that no value exceeds the header's cell bound; add them
+ * to into's cells (into NULL: only check).
+ */
+static void
+FlatAddCells(FlatReader *r, const DensityHeader *h, DensityState *into)
+{
+	size_t		n = GridCells(&h->args);
+	bool		sums = StateHasSums(&h->args);
+
+	for (size_t i = 0; i < n;)
+	{
+		uint64		zeros = FlatGetVarint(r);
+		uint64		nonzero = FlatGetVarint(r);
+
+		if (zeros > n - i || nonzero > n - i - zeros || zeros + nonzero == 0)
+			FlatCorrupt(r, "The state's runs do not cover its cells.");
+		i += zeros;
+		for (uint64 j = 0; j < nonzero; j++, i++)
+		{
+			uint64		value = FlatGetVarint(r);
+
+			if (value == 0 || value > h->cell_bound)
+				FlatCorrupt(r, "The state has a cell beyond its bound.");
+			if (into == NULL)
+				continue;
+			if (sums)
+			{
+				int64	   *cell = (int64 *) into->cells + i;
+
+				if ((int64) value > PG_INT64_MAX - *cell)
+					CellOverflow(into);
+				*cell += (int64) value;
+			}
+			else
+			{
+				uint32	   *cell = (uint32 *) into->cells + i;
+
+				if (value + *cell > PG_UINT32_MAX)
+					CellOverflow(into);
+				*cell += (uint32) value;
+			}
+		}
+	}
+	if (r->p != r->end)
+		FlatCorrupt(r, "The state has bytes after its cells.");
+}
+
+/* Check a flat form given without its varlena header; its header into *h. */
+static void
+FlatCheck(const uint8 *data, Size size, int errcode, DensityHeader *h)
+{
+	FlatReader	r = {data, data + size, errcode};
+
+	FlatGetHeader(&r, h);
+	FlatAddCells(&r, h, NULL);
+}
+
+/* Expanded-object methods: the flat form's size (the buffered points projected first), and the form itself. */
+static Size
+DensityStateFlatSize(ExpandedObjectHeader *eoh)
+{
+	DensityState *state = (DensityState *) eoh;
+	FlatWriter	w = {NULL, 0};
+
+	StateFlush(state);
+	StateEncode(state, &w);
+	return VARHDRSZ + w.size;
+}
+
+static void
+DensityStateFlattenInto(ExpandedObjectHeader *eoh, void *result, Size allocated_size)
+{
+	DensityState *state = (DensityState *) eoh;
+	FlatWriter	w = {(uint8 *) VARDATA(result), 0};
+
+	StateFlush(state);
+	StateEncode(state, &w);
+	Assert(VARHDRSZ + w.size == allocated_size);
+	SET_VARSIZE(result, VARHDRSZ + w.size);
+}
+
+static const ExpandedObjectMethods density_state_methods = {
+	DensityStateFlatSize,
+	DensityStateFlattenInto
+};
+
+/* The expanded state a datum points to, NULL when the datum is flat. */
+static DensityState *
+ExpandedState(Datum datum)
+{
+	ExpandedObjectHeader *eoh;
+
+	if (!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(datum)))
+		return NULL;
+	eoh = DatumGetEOHP(datum);
+	if (eoh->eoh_methods != &density_state_methods)
+		elog(ERROR, "expanded object is not a geoacc_density_state");
+	return (DensityState *) eoh;
+}
+
+/* A new expanded state under `parent` with the cells of the state a datum stands for. */
+static DensityState *
+StateCopy(Datum datum, MemoryContext parent)
+{
+	DensityState *state = ExpandedState(datum);
+	DensityState *copy;
+	struct varlena *flat;
+	DensityHeader h;
+	FlatReader	r;
+
+	if (state != NULL)
+	{
+		StateFlush(state);
+		copy = StateCreate(parent, &state->h);
+		memcpy(copy->cells, state->cells, CellBytes(&state->h.args));
+		return copy;
+	}
+	flat = PG_DETOAST_DATUM(datum);
+	r = (FlatReader) {(const uint8 *) VARDATA_ANY(flat), (const uint8 *) VARDATA_ANY(flat) + VARSIZE_ANY_EXHDR(flat),
+		ERRCODE_DATA_CORRUPTED};
+	FlatGetHeader(&r, &h);
+	copy = StateCreate(parent, &h);
+	FlatAddCells(&r, &h, copy);
+	if ((Pointer) flat != DatumGetPointer(datum))
+		pfree(flat);
+	return copy;
+}
+
+/*
+ * The state a datum stands for, to be changed in place: the datum's own
+ * expanded object when it is a read-write one that lives under `parent`
+ * (the transition value the aggregate keeps), else a copy under `parent`
+ * (of a flat state, or of one that belongs to someone else).
+ */
+static DensityState *
+StateForWriting(Datum datum, MemoryContext parent)
+{
+	DensityState *state = ExpandedState(datum);
+
+	if (state != NULL && VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(datum)) &&
+		MemoryContextGetParent(state->eoh.eoh_context) == parent)
+		return state;
+	return StateCopy(datum, parent);
+}
+
+/* The state a datum stands for, to be read (and flushed) only. */
+static DensityState *
+StateForReading(Datum datum)
+{
+	DensityState *state = ExpandedState(datum);
+
+	return state != NULL ? state : StateCopy(datum, CurrentMemoryContext);
+}
+
+/*
+ * Add a state given as a datum (flat, or another expanded state) to a's
+ * cells, after checking that both were made with the same arguments.
+ */
+static void
+StateAddDatum(DensityState *a, Datum datum)
+{
+	DensityState *b = ExpandedState(datum);
+	struct varlena *flat = NULL;
+	DensityHeader h;
+	FlatReader	r = {0};
+
+	if (b != NULL)
+	{
+		StateFlush(b);
+		h = b->h;
+	}
+	else
+	{
+		flat = PG_DETOAST_DATUM(datum);
+		r = (FlatReader) {(const uint8 *) VARDATA_ANY(flat), (const uint8 *) VARDATA_ANY(flat) + VARSIZE_ANY_EXHDR(flat),
+			ERRCODE_DATA_CORRUPTED};
+		FlatGetHeader(&r, &h);
+	}
+	if (!SameArgs(&a->h.args, &h.args))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpu_density_raster arguments must be the same on every row")));
+	if (a->h.srid != h.srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpu_density_raster input has mixed SRIDs"),
+				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, h.srid),
+				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
+	StateFlush(a);
+	if (b != NULL)
+	{
+		StateAddCells(a, b);
+		return;
+	}
+	FlatAddCells(&r, &h, a);
+	a->h.cell_bound = Min(a->h.cell_bound + h.cell_bound, CellLimit(&a->h.args));
+	a->h.rows += h.rows;
+	if ((Pointer) flat != DatumGetPointer(datum))
+		pfree(flat);
 }
 
 /* A WARNING when rows were read but nothing fell inside the extent or its margin (a wrong extent or SRID). */
@@ -582,8 +1001,7 @@ CheckPart(const GeoaccLine *line, const char *what)
  * weight x its duration in hours.
  */
 static void
-AppendPart(DensityState *state, MemoryContext aggcontext, const GeoaccLine *line, bool is_line, double weight,
-		   const char *what)
+AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double weight, const char *what)
 {
 	bool		time_mode = state->h.args.mode == GEOACC_DENSITY_TIME;
 	int			nd = line->ndims;
@@ -616,19 +1034,20 @@ AppendPart(DensityState *state, MemoryContext aggcontext, const GeoaccLine *line
 					 errdetail("A sample's weight, or the weight times the hours of a segment, must be below %.0f.",
 							   DENSITY_MAX_VALUE),
 					 errhint("Divide the weights by a constant.")));
-		StateAppend(state, aggcontext, p[0], p[1], flags, value);
+		StateAppend(state, p[0], p[1], flags, value);
 	}
 }
 
 /*
- * Transition: buffer the points of one row
+ * Transition: buffer the points of one row.  The extent's type comes from
+ * the entry point, not from the call's expression: Citus calls the
+ * transition function of its partial aggregates without one.
  */
-PG_FUNCTION_INFO_V1(gpu_density_raster_transfn);
-Datum
-gpu_density_raster_transfn(PG_FUNCTION_ARGS)
+static Datum
+DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 {
 	MemoryContext aggcontext = AggregateContext(fcinfo, "gpu_density_raster_transfn");
-	DensityState *state = PG_ARGISNULL(0) ? NULL : (DensityState *) PG_GETARG_POINTER(0);
+	DensityState *state = PG_ARGISNULL(0) ? NULL : StateForWriting(PG_GETARG_DATUM(0), aggcontext);
 	DensityArgs args;
 	struct varlena *geom;
 	GeoaccParts parts;
@@ -642,9 +1061,9 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 	{
 		if (state == NULL)
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
+		PG_RETURN_DATUM(EOHPGetRWDatum(&state->eoh));
 	}
-	ArgsFromCall(fcinfo, &args);
+	ArgsFromCall(fcinfo, extent_is_geometry, &args);
 	geom = PG_GETARG_VARLENA_P(1);
 	row = (state == NULL ? 0 : state->h.rows) + 1;
 	what = GeoaccRowLabel(row, geom);
@@ -692,90 +1111,118 @@ gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 		const char *part_what = parts.type == GEOACC_MULTILINETYPE || parts.type == GEOACC_MULTIPOINTTYPE
 			? psprintf("%s, part %u", what, parts.next) : what;
 
-		AppendPart(state, aggcontext, &line, is_line, weight, part_what);
+		AppendPart(state, &line, is_line, weight, part_what);
 	}
-	PG_RETURN_POINTER(state);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&state->eoh));
+}
+
+/* The transition function with the extent as a box2d, */
+PG_FUNCTION_INFO_V1(gpu_density_raster_transfn);
+Datum
+gpu_density_raster_transfn(PG_FUNCTION_ARGS)
+{
+	return DensityTransition(fcinfo, false);
+}
+
+/* and as a geometry. */
+PG_FUNCTION_INFO_V1(gpu_density_raster_transfn_geometry);
+Datum
+gpu_density_raster_transfn_geometry(PG_FUNCTION_ARGS)
+{
+	return DensityTransition(fcinfo, true);
 }
 
 /*
- * Combine: add the second state's cells to the first's
+ * Combine: add the second state's cells to the first's (the first changed
+ * in place when it is the aggregate's own)
  */
 PG_FUNCTION_INFO_V1(gpu_density_raster_combinefn);
 Datum
 gpu_density_raster_combinefn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = AggregateContext(fcinfo, "gpu_density_raster_combinefn");
-	DensityState *a = PG_ARGISNULL(0) ? NULL : (DensityState *) PG_GETARG_POINTER(0);
-	DensityState *b = PG_ARGISNULL(1) ? NULL : (DensityState *) PG_GETARG_POINTER(1);
+	DensityState *a;
 
-	if (b == NULL)
+	if (PG_ARGISNULL(1))
 	{
-		if (a == NULL)
+		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(a);
+		PG_RETURN_DATUM(EOHPGetRWDatum(&StateForWriting(PG_GETARG_DATUM(0), aggcontext)->eoh));
 	}
-	StateFlush(b);
-	if (a == NULL)
+	if (PG_ARGISNULL(0))
+		a = StateCopy(PG_GETARG_DATUM(1), aggcontext);
+	else
 	{
-		a = StateCreate(aggcontext, &b->h);
-		memcpy(a->cells, b->cells, CellBytes(&b->h.args));
-		PG_RETURN_POINTER(a);
+		a = StateForWriting(PG_GETARG_DATUM(0), aggcontext);
+		StateAddDatum(a, PG_GETARG_DATUM(1));
 	}
-	if (!SameArgs(&a->h.args, &b->h.args))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gpu_density_raster arguments must be the same on every row")));
-	if (a->h.srid != b->h.srid)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gpu_density_raster input has mixed SRIDs"),
-				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, b->h.srid),
-				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
-	StateFlush(a);
-	StateAddCells(a, b);
-	PG_RETURN_POINTER(a);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&a->eoh));
 }
 
-/*
- * Serial form: the header, then the cells (buffered points are projected first)
- */
-PG_FUNCTION_INFO_V1(gpu_density_raster_serialfn);
-Datum
-gpu_density_raster_serialfn(PG_FUNCTION_ARGS)
-{
-	DensityState *state = (DensityState *) PG_GETARG_POINTER(0);
-	size_t		cell_bytes = CellBytes(&state->h.args);
-	size_t		size = VARHDRSZ + sizeof(DensityHeader) + cell_bytes;
-	bytea	   *result = palloc(size);
+/* ------------------------------------------------------- the state type */
 
-	StateFlush(state);
-	SET_VARSIZE(result, size);
-	memcpy(VARDATA(result), &state->h, sizeof(DensityHeader));
-	memcpy(VARDATA(result) + sizeof(DensityHeader), state->cells, cell_bytes);
-	PG_RETURN_BYTEA_P(result);
-}
-
-PG_FUNCTION_INFO_V1(gpu_density_raster_deserialfn);
+/* geoacc_density_state's text form: the flat form in base64 (a third larger, not twice as hex). */
+PG_FUNCTION_INFO_V1(geoacc_density_state_in);
 Datum
-gpu_density_raster_deserialfn(PG_FUNCTION_ARGS)
+geoacc_density_state_in(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = AggregateContext(fcinfo, "gpu_density_raster_deserialfn");
-	bytea	   *data = PG_GETARG_BYTEA_PP(0);
+	char	   *text = PG_GETARG_CSTRING(0);
+	int			length = strlen(text);
+	bytea	   *flat = palloc(VARHDRSZ + pg_b64_dec_len(length));
+	int			size = pg_b64_decode(text, length, VARDATA(flat), pg_b64_dec_len(length));
 	DensityHeader h;
-	DensityState *state;
 
-	if (VARSIZE_ANY_EXHDR(data) < sizeof(h))
+	if (size < 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("gpu_density_raster state has the wrong size")));
-	memcpy(&h, VARDATA_ANY(data), sizeof(h));
-	if (VARSIZE_ANY_EXHDR(data) != sizeof(h) + CellBytes(&h.args))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("gpu_density_raster state has the wrong size")));
-	state = StateCreate(aggcontext, &h);
-	memcpy(state->cells, VARDATA_ANY(data) + sizeof(h), CellBytes(&h.args));
-	PG_RETURN_POINTER(state);
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type geoacc_density_state"),
+				 errdetail("The text is not base64.")));
+	SET_VARSIZE(flat, VARHDRSZ + size);
+	FlatCheck((const uint8 *) VARDATA(flat), size, ERRCODE_INVALID_TEXT_REPRESENTATION, &h);
+	PG_RETURN_BYTEA_P(flat);
+}
+
+PG_FUNCTION_INFO_V1(geoacc_density_state_out);
+Datum
+geoacc_density_state_out(PG_FUNCTION_ARGS)
+{
+	bytea	   *flat = PG_GETARG_BYTEA_PP(0);
+	int			size = VARSIZE_ANY_EXHDR(flat);
+	char	   *text = palloc(pg_b64_enc_len(size) + 1);
+	int			length = pg_b64_encode(VARDATA_ANY(flat), size, text, pg_b64_enc_len(size));
+
+	if (length < 0)
+		elog(ERROR, "base64 encoding of a geoacc_density_state failed");
+	text[length] = '\0';
+	PG_RETURN_CSTRING(text);
+}
+
+/* Binary form: the flat form's bytes. */
+PG_FUNCTION_INFO_V1(geoacc_density_state_recv);
+Datum
+geoacc_density_state_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			size = buf->len - buf->cursor;
+	bytea	   *flat = palloc(VARHDRSZ + size);
+	DensityHeader h;
+
+	SET_VARSIZE(flat, VARHDRSZ + size);
+	pq_copymsgbytes(buf, VARDATA(flat), size);
+	FlatCheck((const uint8 *) VARDATA(flat), size, ERRCODE_INVALID_BINARY_REPRESENTATION, &h);
+	PG_RETURN_BYTEA_P(flat);
+}
+
+PG_FUNCTION_INFO_V1(geoacc_density_state_send);
+Datum
+geoacc_density_state_send(PG_FUNCTION_ARGS)
+{
+	bytea	   *flat = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
 /* ------------------------------------------------------------ the results */
@@ -891,7 +1338,7 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = (DensityState *) PG_GETARG_POINTER(0);
+	state = StateForReading(PG_GETARG_DATUM(0));
 	pixels = StatePixels(state);
 	PG_RETURN_BYTEA_P(RasterWkb(state, pixels));
 }
@@ -908,7 +1355,7 @@ gpu_density_rast_finalfn(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = (DensityState *) PG_GETARG_POINTER(0);
+	state = StateForReading(PG_GETARG_DATUM(0));
 	pixels = StatePixels(state);
 	PG_RETURN_POINTER(RasterSerialized(state, pixels));
 }

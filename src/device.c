@@ -11,6 +11,7 @@
 #include "access/xact.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/backendid.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -39,6 +40,25 @@ GeoaccDeviceInit(void)
 	RegisterXactCallback(GeoaccXactCallback, NULL);
 }
 
+/*
+ * Initialise the GPU on first use, on the device geoacc.gpu_devices gives
+ * this backend: its slot (backend id) picks among the listed devices, so
+ * that concurrent sessions, parallel workers and Citus shard tasks spread
+ * over the GPUs.
+ */
+static GeoaccStatus
+GpuInit(void)
+{
+	if (geoacc_gpu_current_device() < 0)
+	{
+		const GeoaccDeviceList *list = geoacc_gpu_device_list;
+
+		geoacc_gpu_choose_device(list ? list->ordinals : NULL, list ? list->count : 0,
+								 MyBackendId > 0 ? MyBackendId - 1 : MyProcPid);
+	}
+	return geoacc_gpu_init();
+}
+
 GeoaccDevice
 GeoaccChooseDevice(int64 work)
 {
@@ -47,12 +67,12 @@ GeoaccChooseDevice(int64 work)
 		case GEOACC_SETTING_CPU:
 			return GEOACC_DEVICE_CPU;
 		case GEOACC_SETTING_GPU:
-			GeoaccCheck(geoacc_gpu_init());
+			GeoaccCheck(GpuInit());
 			return GEOACC_DEVICE_GPU;
 		default:
 			if (work < geoacc_gpu_threshold || geoacc_gpu_disabled())
 				return GEOACC_DEVICE_CPU;
-			return geoacc_gpu_init() == GEOACC_OK ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
+			return GpuInit() == GEOACC_OK ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
 	}
 }
 
@@ -175,8 +195,8 @@ geoacc_devices(PG_FUNCTION_ARGS)
 	for (int i = 0; i < count; i++)
 	{
 		GeoaccDeviceInfo info;
-		Datum		values[8];
-		bool		nulls[8] = {false};
+		Datum		values[9];
+		bool		nulls[9] = {false};
 
 		GeoaccCheck(geoacc_gpu_device_info(i, &info));
 		values[0] = Int32GetDatum(info.ordinal);
@@ -190,6 +210,7 @@ geoacc_devices(PG_FUNCTION_ARGS)
 												 info.driver_version % 1000 / 10));
 		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
 												 info.runtime_version % 1000 / 10));
+		values[8] = BoolGetDatum(info.ordinal == geoacc_gpu_current_device());
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -197,17 +218,18 @@ geoacc_devices(PG_FUNCTION_ARGS)
 
 /*
  * geoacc_status(): what this build is and whether this session can use a
- * GPU, with the reason when it cannot (initialises CUDA in this backend)
+ * GPU, with the reason when it cannot, and which GPU it uses (initialises
+ * CUDA in this backend)
  */
 PG_FUNCTION_INFO_V1(geoacc_status);
 Datum
 geoacc_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[6];
-	bool		nulls[6] = {false};
+	Datum		values[8];
+	bool		nulls[8] = {false};
 	int			runtime = geoacc_cuda_runtime_version();
-	GeoaccStatus status = geoacc_gpu_init();
+	GeoaccStatus status = GpuInit();
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -220,6 +242,9 @@ geoacc_status(PG_FUNCTION_ARGS)
 	nulls[4] = status == GEOACC_OK;
 	values[5] = Int64GetDatum((int64) geoacc_gpu_memory_limit());
 	nulls[5] = status != GEOACC_OK;
+	values[6] = Int32GetDatum(geoacc_gpu_current_device());
+	nulls[6] = status != GEOACC_OK;
+	values[7] = Int32GetDatum(MyProcPid);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 

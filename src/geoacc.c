@@ -17,6 +17,12 @@ PG_MODULE_MAGIC;
 int			geoacc_device_setting = GEOACC_SETTING_AUTO;
 int			geoacc_gpu_threshold = 100000;
 int			geoacc_gpu_memory_limit_mb = -1;
+char	   *geoacc_gpu_devices = NULL;
+const GeoaccDeviceList *geoacc_gpu_device_list = NULL;
+
+/* geoacc.gpu_devices: at most this many ordinals, each below this */
+#define MAX_LISTED_DEVICES 64
+#define MAX_DEVICE_ORDINAL 1024
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GEOACC_SETTING_AUTO, false},
@@ -40,6 +46,70 @@ assign_gpu_memory_limit(int newval, void *extra)
 {
 	/* only records the number: no CUDA call here; the core's 0 is the automatic limit */
 	geoacc_gpu_set_memory_limit(newval < 0 ? 0 : (uint64) newval * 1024 * 1024);
+}
+
+/* geoacc.gpu_devices: empty, or CUDA ordinals separated by commas, parsed into a GeoaccDeviceList */
+static bool
+check_gpu_devices(char **newval, void **extra, GucSource source)
+{
+	GeoaccDeviceList *list = malloc(offsetof(GeoaccDeviceList, ordinals) + MAX_LISTED_DEVICES * sizeof(int));
+	const char *p = *newval;
+
+	if (list == NULL)
+		return false;
+	list->count = 0;
+	while (*p == ' ')
+		p++;
+	while (*p != '\0')
+	{
+		char	   *end;
+		long		ordinal = strtol(p, &end, 10);
+
+		if (end == p || !(*p >= '0' && *p <= '9') || ordinal >= MAX_DEVICE_ORDINAL)
+		{
+			GUC_check_errdetail("geoacc.gpu_devices must be empty or a list of CUDA device ordinals "
+								"from 0 to %d separated by commas, such as \"0,1\".", MAX_DEVICE_ORDINAL - 1);
+			free(list);
+			return false;
+		}
+		if (list->count == MAX_LISTED_DEVICES)
+		{
+			GUC_check_errdetail("geoacc.gpu_devices lists more than %d devices.", MAX_LISTED_DEVICES);
+			free(list);
+			return false;
+		}
+		list->ordinals[list->count++] = (int) ordinal;
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p == ',')
+		{
+			p++;
+			while (*p == ' ')
+				p++;
+			if (*p == '\0')
+			{
+				GUC_check_errdetail("geoacc.gpu_devices ends with a comma.");
+				free(list);
+				return false;
+			}
+		}
+		else if (*p != '\0')
+		{
+			GUC_check_errdetail("geoacc.gpu_devices must be empty or a list of CUDA device ordinals "
+								"from 0 to %d separated by commas, such as \"0,1\".", MAX_DEVICE_ORDINAL - 1);
+			free(list);
+			return false;
+		}
+	}
+	*extra = list;
+	return true;
+}
+
+static void
+assign_gpu_devices(const char *newval, void *extra)
+{
+	geoacc_gpu_device_list = extra;
 }
 
 void		_PG_init(void);
@@ -73,9 +143,20 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_MB,
 							check_gpu_memory_limit, assign_gpu_memory_limit, NULL);
 
+	DefineCustomStringVariable("geoacc.gpu_devices",
+							   "GPUs geoacc sessions use, as CUDA device ordinals.",
+							   "Empty: every GPU CUDA makes visible; or a list such as \"0,1\", or one ordinal. "
+							   "Sessions take the listed GPUs in turn by backend slot; a session keeps the GPU "
+							   "it took when it first used one.",
+							   &geoacc_gpu_devices,
+							   "",
+							   PGC_USERSET, GUC_LIST_INPUT,
+							   check_gpu_devices, assign_gpu_devices, NULL);
+
 	MarkGUCPrefixReserved("geoacc");
 
 	GeoaccDeviceInit();
+	GeoaccStatsInit();
 }
 
 /*

@@ -33,6 +33,15 @@ extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
 extern int	geoacc_gpu_memory_limit_mb;	/* -1: automatic */
 
+/* geoacc.gpu_devices, parsed: the CUDA ordinals a session picks from (count 0: every visible device) */
+typedef struct GeoaccDeviceList
+{
+	int			count;
+	int			ordinals[FLEXIBLE_ARRAY_MEMBER];
+} GeoaccDeviceList;
+
+extern const GeoaccDeviceList *geoacc_gpu_device_list;
+
 /* ------------------------------------------------------ device (device.c) */
 
 void		GeoaccDeviceInit(void);
@@ -87,6 +96,9 @@ bool		GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status);
 
 /* Stop the clock and add the call to this backend's statistics. */
 void		GeoaccCallEnd(GeoaccCall *call);
+
+/* From _PG_init: shared memory for geoacc_backends() when geoacc is preloaded. */
+void		GeoaccStatsInit(void);
 
 /* ------------------------------------------------ geometries (geometry.c) */
 

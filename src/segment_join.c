@@ -9,16 +9,22 @@
  * large result never sits twice in memory.  Geography trajectories are
  * measured in metres: their points go to east-north-up axes over WGS 84
  * Earth-centred coordinates at the centre of all points of the call
- * (geography.c), where the core's 3D arithmetic measures chords.
+ * (geography.c), where the core's 3D arithmetic measures chords.  The same
+ * join of geometry trajectories over arrays of ids and trajectories runs
+ * inside any query, such as one that Citus sends to the shards of a
+ * distributed table (an inner query cannot be run there).
  */
 #include "geoacc.h"
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 /* Rows asked of the core at a time. */
@@ -311,6 +317,61 @@ TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argn
 	SPI_finish();
 }
 
+/*
+ * Add the trajectories of an array form: ids (bigint[], no NULLs) and
+ * geometry trajectories (geometry[], as many; NULL ones are skipped, as
+ * NULL rows of an inner query are).  `argname` names the pair in errors.
+ */
+static void
+TracksFromArrays(JoinTracks *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, const char *argname)
+{
+	Datum	   *id_values,
+			   *traj_values;
+	bool	   *id_nulls,
+			   *traj_nulls;
+	int			n_ids,
+				n_trajs;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	if (ARR_NDIM(ids) > 1 || ARR_NDIM(trajs) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s_ids and %s must be one-dimensional arrays", argname, argname)));
+	if (ARR_ELEMTYPE(trajs) != GeoaccGeometryOid())
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must be an array of geometry, not of %s", argname, format_type_be(ARR_ELEMTYPE(trajs)))));
+	deconstruct_array(ids, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &id_values, &id_nulls, &n_ids);
+	get_typlenbyvalalign(ARR_ELEMTYPE(trajs), &typlen, &typbyval, &typalign);
+	deconstruct_array(trajs, ARR_ELEMTYPE(trajs), typlen, typbyval, typalign, &traj_values, &traj_nulls, &n_trajs);
+	if (n_ids != n_trajs)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s_ids and %s must have as many elements", argname, argname),
+				 errdetail("%s_ids has %d, %s has %d.", argname, n_ids, argname, n_trajs)));
+	for (int i = 0; i < n_ids; i++)
+	{
+		struct varlena *geom;
+		char	   *label;
+
+		if (id_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s_ids element %d is NULL", argname, i + 1)));
+		if (traj_nulls[i])
+			continue;
+		geom = PG_DETOAST_DATUM(traj_values[i]);
+		label = psprintf("%s element %d (id " INT64_FORMAT ")", argname, i + 1, DatumGetInt64(id_values[i]));
+		TracksAdd(t, srid, DatumGetInt64(id_values[i]), geom, label);
+		pfree(label);
+		if ((Pointer) geom != DatumGetPointer(traj_values[i]))
+			pfree(geom);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 static GeoaccJoinMethod
 MethodFromText(const char *name)
 {
@@ -361,26 +422,30 @@ JoinHolderRelease(void *arg)
 	holder->join = NULL;
 }
 
-/*
- * gpu_segment_join(a_sql, b_sql, distance, method, use_z): (a_id, a_seg, b_id,
- * b_seg, t_start, t_end, cpa_time, cpa_distance) for every pair of segments
- * of a_sql's and b_sql's trajectories (of a_sql's, a_id < b_id, when b_sql
- * is NULL) that come within `distance`
- */
-PG_FUNCTION_INFO_V1(gpu_segment_join);
-Datum
-gpu_segment_join(PG_FUNCTION_ARGS)
+/* The distance argument, checked. */
+static double
+DistanceFromArg(double distance)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	JoinTracks	a_rows,
-				b_rows,
-				a,
+	if (!isfinite(distance) || !(distance > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("distance must be a positive, finite number"),
+				 errdetail("distance is %g.", distance)));
+	return distance;
+}
+
+/*
+ * Join the trajectories of a_rows with those of b_rows (NULL: of a_rows
+ * with themselves, a_id < b_id) and put the rows into the tuplestore.
+ */
+static void
+SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinSrid *srid, double distance,
+			GeoaccJoinMethod method)
+{
+	bool		self = b_rows == NULL;
+	JoinTracks	a,
 				b;
-	JoinSrid	srid = {0};
-	bool		self = PG_ARGISNULL(1);
 	bool		with_z;
-	double		distance;
-	GeoaccJoinMethod method;
 	GeoaccTrajectories va,
 				vb;
 	GeoaccCall	call;
@@ -390,50 +455,33 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	GeoaccJoinRow *rows;
 	uint32		n;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
-		return (Datum) 0;
-	srid.use_z = PG_GETARG_BOOL(4);
-	distance = PG_GETARG_FLOAT8(2);
-	if (!isfinite(distance) || !(distance > 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("distance must be a positive, finite number"),
-				 errdetail("distance is %g.", distance)));
-	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
-
-	TracksInit(&a_rows);
-	TracksInit(&b_rows);
-	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
-	if (!self)
-		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	if (srid.set && !srid.geodetic && GeoaccSridIsGeographic(srid.srid))
+	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gpu_segment_join needs projected coordinates"),
 				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
-						   srid.srid),
+						   srid->srid),
 				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
 						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
-	if (srid.set && srid.geodetic)
+	if (srid->set && srid->geodetic)
 	{
 		GeoaccEnu	frame;
 
 		/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
-		if (!GeoaccEnuInit(&frame, &srid.direction))
+		if (!GeoaccEnuInit(&frame, &srid->direction))
 		{
-			srid.direction.v[2] = 1;
-			GeoaccEnuInit(&frame, &srid.direction);
+			srid->direction.v[2] = 1;
+			GeoaccEnuInit(&frame, &srid->direction);
 		}
-		TracksToMetres(&a_rows, &frame);
+		TracksToMetres(a_rows, &frame);
 		if (!self)
-			TracksToMetres(&b_rows, &frame);
+			TracksToMetres(b_rows, &frame);
 	}
 
-	a = TracksSortedById(&a_rows);
-	b = self ? a : TracksSortedById(&b_rows);
+	a = TracksSortedById(a_rows);
+	b = self ? a : TracksSortedById(b_rows);
 	/* 3D with use_z; a geography always, its points being Earth-centred */
-	with_z = srid.use_z || srid.geodetic;
+	with_z = srid->use_z || srid->geodetic;
 	va = TracksView(&a, with_z);
 	vb = TracksView(&b, with_z);
 
@@ -491,5 +539,73 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 		 stats.candidates, stats.rows, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms,
 		 stats.entry_chunks, stats.batches, stats.overflow_queries);
 	JoinHolderRelease(holder);
+}
+
+/*
+ * gpu_segment_join(a_sql, b_sql, distance, method, use_z): (a_id, a_seg, b_id,
+ * b_seg, t_start, t_end, cpa_time, cpa_distance) for every pair of segments
+ * of a_sql's and b_sql's trajectories (of a_sql's, a_id < b_id, when b_sql
+ * is NULL) that come within `distance`
+ */
+PG_FUNCTION_INFO_V1(gpu_segment_join);
+Datum
+gpu_segment_join(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	JoinTracks	a_rows,
+				b_rows;
+	JoinSrid	srid = {0};
+	bool		self = PG_ARGISNULL(1);
+	double		distance;
+	GeoaccJoinMethod method;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		return (Datum) 0;
+	srid.use_z = PG_GETARG_BOOL(4);
+	distance = DistanceFromArg(PG_GETARG_FLOAT8(2));
+	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+	TracksInit(&a_rows);
+	TracksInit(&b_rows);
+	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	if (!self)
+		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
+	return (Datum) 0;
+}
+
+/*
+ * gpu_segment_join(a_ids, a, b_ids, b, distance, method, use_z): the same
+ * join of the geometry trajectories of two arrays (b_ids and b NULL: of a
+ * with itself)
+ */
+PG_FUNCTION_INFO_V1(gpu_segment_join_arrays);
+Datum
+gpu_segment_join_arrays(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	JoinTracks	a_rows,
+				b_rows;
+	JoinSrid	srid = {0};
+	bool		self = PG_ARGISNULL(2) && PG_ARGISNULL(3);
+	double		distance;
+	GeoaccJoinMethod method;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
+		return (Datum) 0;
+	if (PG_ARGISNULL(2) != PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("b_ids and b must both be NULL (a self-join of a) or both be given")));
+	srid.use_z = PG_GETARG_BOOL(6);
+	distance = DistanceFromArg(PG_GETARG_FLOAT8(4));
+	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(5)));
+	TracksInit(&a_rows);
+	TracksInit(&b_rows);
+	TracksFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
+	if (!self)
+		TracksFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
 	return (Datum) 0;
 }

@@ -5,11 +5,23 @@
  * how many calls, how many items and how much time, and how many calls
  * geoacc.device = auto moved from a failing GPU to the CPU.  geoacc_stats()
  * shows them; geoacc_stats_reset() clears them.
+ *
+ * With geoacc in shared_preload_libraries, each backend also publishes its
+ * totals and the GPU it uses in a slot of shared memory (one per backend
+ * id, written only by its backend), so that geoacc_backends() shows every
+ * session of the server: which backend used which GPU, and how much.
  */
 #include "geoacc.h"
 
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/backendid.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #define MAX_STATS 64
 
@@ -26,6 +38,118 @@ typedef struct CallStats
 
 static CallStats stats[MAX_STATS];
 static int	nstats = 0;
+
+/* One backend's totals in shared memory, per device kind (index: GeoaccDevice). */
+typedef struct BackendSlot
+{
+	slock_t		mutex;
+	int			pid;			/* 0: free */
+	int			gpu_device;		/* CUDA ordinal, -1: none yet */
+	int64		calls[2];
+	int64		items[2];
+	double		ms[2];
+	int64		fallbacks;
+	TimestampTz last_call;
+	char		last_function[NAMEDATALEN];
+} BackendSlot;
+
+static BackendSlot *backend_slots = NULL;	/* NULL unless preloaded */
+static BackendSlot *my_slot = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static Size
+BackendSlotsSize(void)
+{
+	return mul_size(MaxBackends, sizeof(BackendSlot));
+}
+
+static void
+StatsShmemRequest(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(BackendSlotsSize());
+}
+
+static void
+StatsShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	backend_slots = ShmemInitStruct("geoacc backends", BackendSlotsSize(), &found);
+	if (!found)
+	{
+		memset(backend_slots, 0, BackendSlotsSize());
+		for (int i = 0; i < MaxBackends; i++)
+			SpinLockInit(&backend_slots[i].mutex);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+GeoaccStatsInit(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = StatsShmemRequest;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = StatsShmemStartup;
+}
+
+static void
+ReleaseSlot(int code, Datum arg)
+{
+	SpinLockAcquire(&my_slot->mutex);
+	my_slot->pid = 0;
+	SpinLockRelease(&my_slot->mutex);
+	my_slot = NULL;
+}
+
+/* This backend's slot, taken (and emptied) on first use; NULL without shared memory. */
+static BackendSlot *
+MySlot(void)
+{
+	if (my_slot != NULL || backend_slots == NULL || MyBackendId <= 0 || MyBackendId > MaxBackends)
+		return my_slot;
+	my_slot = &backend_slots[MyBackendId - 1];
+	SpinLockAcquire(&my_slot->mutex);
+	my_slot->pid = MyProcPid;
+	my_slot->gpu_device = -1;
+	memset(my_slot->calls, 0, sizeof(my_slot->calls));
+	memset(my_slot->items, 0, sizeof(my_slot->items));
+	memset(my_slot->ms, 0, sizeof(my_slot->ms));
+	my_slot->fallbacks = 0;
+	my_slot->last_call = 0;
+	my_slot->last_function[0] = '\0';
+	SpinLockRelease(&my_slot->mutex);
+	before_shmem_exit(ReleaseSlot, (Datum) 0);
+	return my_slot;
+}
+
+/* Add a finished call to this backend's slot. */
+static void
+PublishCall(const GeoaccCall *call, double ms)
+{
+	BackendSlot *slot = MySlot();
+	int			d = call->device == GEOACC_DEVICE_GPU ? 1 : 0;
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->gpu_device = geoacc_gpu_current_device();
+	slot->calls[d]++;
+	slot->items[d] += call->items;
+	slot->ms[d] += ms;
+	slot->fallbacks += call->fell_back;
+	slot->last_call = GetCurrentTimestamp();
+	strlcpy(slot->last_function, call->function, NAMEDATALEN);
+	SpinLockRelease(&slot->mutex);
+}
 
 void
 GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work)
@@ -64,6 +188,7 @@ GeoaccCallEnd(GeoaccCall *call)
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, call->start);
 	ms = INSTR_TIME_GET_MILLISEC(elapsed);
+	PublishCall(call, ms);
 
 	for (int i = 0; i < nstats; i++)
 		if (strcmp(stats[i].function, call->function) == 0 && stats[i].device == call->device)
@@ -115,6 +240,62 @@ PG_FUNCTION_INFO_V1(geoacc_stats_reset);
 Datum
 geoacc_stats_reset(PG_FUNCTION_ARGS)
 {
+	BackendSlot *slot = MySlot();
+
 	nstats = 0;
+	if (slot != NULL)
+	{
+		SpinLockAcquire(&slot->mutex);
+		memset(slot->calls, 0, sizeof(slot->calls));
+		memset(slot->items, 0, sizeof(slot->items));
+		memset(slot->ms, 0, sizeof(slot->ms));
+		slot->fallbacks = 0;
+		SpinLockRelease(&slot->mutex);
+	}
 	PG_RETURN_VOID();
+}
+
+/*
+ * geoacc_backends(): every backend of this server that has made a geoacc
+ * call, with the GPU it uses and its calls, items and time per device kind
+ */
+PG_FUNCTION_INFO_V1(geoacc_backends);
+Datum
+geoacc_backends(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	if (backend_slots == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("geoacc_backends() needs geoacc in shared_preload_libraries"),
+				 errhint("Add geoacc to shared_preload_libraries in postgresql.conf and restart the server; "
+						 "geoacc_stats() shows this session's calls without it.")));
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < MaxBackends; i++)
+	{
+		BackendSlot copy;
+		Datum		values[11];
+		bool		nulls[11] = {false};
+
+		SpinLockAcquire(&backend_slots[i].mutex);
+		copy = backend_slots[i];
+		SpinLockRelease(&backend_slots[i].mutex);
+		if (copy.pid == 0 || copy.calls[0] + copy.calls[1] == 0)
+			continue;
+		values[0] = Int32GetDatum(copy.pid);
+		values[1] = Int32GetDatum(copy.gpu_device);
+		nulls[1] = copy.gpu_device < 0;
+		values[2] = Int64GetDatum(copy.calls[1]);
+		values[3] = Int64GetDatum(copy.items[1]);
+		values[4] = Float8GetDatum(copy.ms[1]);
+		values[5] = Int64GetDatum(copy.calls[0]);
+		values[6] = Int64GetDatum(copy.items[0]);
+		values[7] = Float8GetDatum(copy.ms[0]);
+		values[8] = Int64GetDatum(copy.fallbacks);
+		values[9] = CStringGetTextDatum(copy.last_function);
+		values[10] = TimestampTzGetDatum(copy.last_call);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

@@ -7,13 +7,17 @@
  * coordinates: geography.c), and gpu_twed_matrix(), the distances between
  * the series of two inner queries (or among those of one): the query
  * results are fetched through SPI (as pgRouting does), the distances
- * computed in blocks of bounded size and returned through a tuplestore.
+ * computed in blocks of bounded size and returned through a tuplestore;
+ * and gpu_twed_pairs(), a window function giving each row the distance of
+ * its pair of trajectories, a partition's pairs computed in batches (under
+ * Citus, on the workers).
  */
 #include "geoacc.h"
 
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 #include "executor/spi.h"
@@ -23,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "windowapi.h"
 
 /* Series packed end to end for the core, with the ids of their rows. */
 typedef struct TwedSeries
@@ -315,17 +320,17 @@ CheckGeographyDegree(const TwedShape *shape, const GeoaccTwedParams *params)
 						 "meaning on the Earth.")));
 }
 
-/* nu, lambda, degree, root, float32 from arguments first .. first + 4, checked. */
+/* nu, lambda, degree, root, float32 from their datums, checked. */
 static GeoaccTwedParams
-ParamsFromArgs(FunctionCallInfo fcinfo, int first)
+ParamsFromDatums(const Datum *args)
 {
 	GeoaccTwedParams p;
 
-	p.nu = PG_GETARG_FLOAT8(first);
-	p.lambda = PG_GETARG_FLOAT8(first + 1);
-	p.degree = PG_GETARG_INT32(first + 2);
-	p.root = PG_GETARG_BOOL(first + 3);
-	p.float32 = PG_GETARG_BOOL(first + 4);
+	p.nu = DatumGetFloat8(args[0]);
+	p.lambda = DatumGetFloat8(args[1]);
+	p.degree = DatumGetInt32(args[2]);
+	p.root = DatumGetBool(args[3]);
+	p.float32 = DatumGetBool(args[4]);
 	if (!isfinite(p.nu) || p.nu < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -342,6 +347,17 @@ ParamsFromArgs(FunctionCallInfo fcinfo, int first)
 				 errmsg("degree must be at least 1"),
 				 errdetail("degree is %d.", p.degree)));
 	return p;
+}
+
+/* nu, lambda, degree, root, float32 from arguments first .. first + 4, checked. */
+static GeoaccTwedParams
+ParamsFromArgs(FunctionCallInfo fcinfo, int first)
+{
+	Datum		args[5];
+
+	for (int i = 0; i < 5; i++)
+		args[i] = PG_GETARG_DATUM(first + i);
+	return ParamsFromDatums(args);
 }
 
 static bool
@@ -859,4 +875,349 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 	}
 	return (Datum) 0;
+}
+
+/* ------------------------------------------------ pairs in a window */
+
+/* Distinct series read per chunk of a gpu_twed_pairs partition (a larger row makes a chunk of its own). */
+#define PAIRS_CHUNK_POINTS ((uint64) 1 << 22)
+#define PAIRS_CHUNK_ROWS ((int64) 1 << 20)
+
+/*
+ * The distinct series of one side of a chunk, found by content: an
+ * open-addressing table of series indexes (+ 1) by the hash of their
+ * values and times.
+ */
+typedef struct DistinctSeries
+{
+	TwedSeries	series;
+	uint32	   *hashes;			/* per series */
+	uint32		max_hashes;
+	uint32	   *slots;			/* 0: empty */
+	uint32		nslots;			/* a power of two, at least twice the series */
+} DistinctSeries;
+
+/* The state of one gpu_twed_pairs partition, in its local memory. */
+typedef struct PairsPartition
+{
+	bool		started;
+	bool		params_null;	/* a NULL parameter: every distance is NULL */
+	GeoaccTwedParams params;
+	Datum		param_datums[6];	/* nu, lambda, degree, root, float32, use_z */
+	MemoryContext partcxt;
+	MemoryContext chunkcxt;		/* reset for each chunk */
+	TwedShape	shape;			/* dims and SRID, shared by the whole partition */
+	int64		nrows;
+	/* the current chunk: rows [chunk_begin, chunk_end) and their distances */
+	int64		chunk_begin;
+	int64		chunk_end;
+	double	   *distances;
+	bool	   *nulls;
+} PairsPartition;
+
+static void
+DistinctInit(DistinctSeries *d, MemoryContext context)
+{
+	SeriesInit(&d->series, context);
+	d->nslots = 64;
+	d->max_hashes = 64;
+	d->hashes = MemoryContextAlloc(context, d->max_hashes * sizeof(uint32));
+	d->slots = MemoryContextAllocZero(context, d->nslots * sizeof(uint32));
+}
+
+static uint32
+SeriesHash(const TwedSeries *s, uint32 i, int dims)
+{
+	uint64		first = s->offsets[i],
+				n = s->offsets[i + 1] - first;
+
+	return hash_combine(hash_bytes((const unsigned char *) (s->values + first * dims), (int) (n * dims * sizeof(double))),
+						hash_bytes((const unsigned char *) (s->times + first), (int) (n * sizeof(double))));
+}
+
+static bool
+SeriesEqual(const TwedSeries *s, uint32 i, uint32 j, int dims)
+{
+	uint64		n = s->offsets[i + 1] - s->offsets[i];
+
+	return n == s->offsets[j + 1] - s->offsets[j] &&
+		memcmp(s->values + s->offsets[i] * dims, s->values + s->offsets[j] * dims, n * dims * sizeof(double)) == 0 &&
+		memcmp(s->times + s->offsets[i], s->times + s->offsets[j], n * sizeof(double)) == 0;
+}
+
+/*
+ * The index of a trajectory among the distinct series: it is packed at the
+ * end, then taken back out when an equal series is there already.
+ */
+static uint32
+DistinctAdd(DistinctSeries *d, TwedShape *shape, const struct varlena *geom, const char *label)
+{
+	TwedSeries *s = &d->series;
+	uint32		last,
+				hash,
+				mask;
+
+	SeriesAddTrajectory(s, shape, 0, geom, label);
+	last = s->count - 1;
+	hash = SeriesHash(s, last, shape->dims);
+	mask = d->nslots - 1;
+	for (uint32 slot = hash & mask;; slot = (slot + 1) & mask)
+	{
+		uint32		other = d->slots[slot];
+
+		if (other == 0)
+		{
+			d->slots[slot] = last + 1;
+			break;
+		}
+		if (d->hashes[other - 1] == hash && SeriesEqual(s, other - 1, last, shape->dims))
+		{
+			s->count--;
+			s->npoints = s->offsets[s->count];
+			return other - 1;
+		}
+	}
+	if (s->count > d->max_hashes)
+	{
+		d->max_hashes *= 2;
+		d->hashes = repalloc(d->hashes, d->max_hashes * sizeof(uint32));
+	}
+	d->hashes[last] = hash;
+	if (s->count * 2 > d->nslots)
+	{
+		d->nslots *= 2;
+		pfree(d->slots);
+		d->slots = MemoryContextAllocZero(s->context, d->nslots * sizeof(uint32));
+		for (uint32 i = 0; i < s->count; i++)
+			for (uint32 slot = d->hashes[i] & (d->nslots - 1);; slot = (slot + 1) & (d->nslots - 1))
+				if (d->slots[slot] == 0)
+				{
+					d->slots[slot] = i + 1;
+					break;
+				}
+	}
+	return last;
+}
+
+/* The parameters of partition row `row` (arguments 2 .. 7: nu .. use_z); false when one is NULL. */
+static bool
+PairsRowParams(WindowObject win, int64 row, Datum *params)
+{
+	bool		isnull,
+				isout;
+	bool		any_null = false;
+
+	for (int i = 0; i < 6; i++)
+	{
+		params[i] = WinGetFuncArgInPartition(win, i + 2, row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+		any_null |= isnull;
+	}
+	return !any_null;
+}
+
+static bool
+SameParamDatums(const Datum *x, const Datum *y)
+{
+	return DatumGetFloat8(x[0]) == DatumGetFloat8(y[0]) && DatumGetFloat8(x[1]) == DatumGetFloat8(y[1]) &&
+		DatumGetInt32(x[2]) == DatumGetInt32(y[2]) && DatumGetBool(x[3]) == DatumGetBool(y[3]) &&
+		DatumGetBool(x[4]) == DatumGetBool(y[4]) && DatumGetBool(x[5]) == DatumGetBool(y[5]);
+}
+
+/*
+ * The distances of the pairs of a chunk: rows_a[k], rows_b[k] index the
+ * distinct series (-1: a NULL distance).  When the rows are (nearly) every
+ * pair of the distinct series, as in a cross join with a reference table,
+ * the whole matrix goes to the core in blocks; otherwise each distinct a
+ * goes with the b's its rows pair it with.  The core computes each pair on
+ * its own (float32 too, in the frame of one of its series), so a distance
+ * does not depend on the other rows.
+ */
+static void
+PairsCompute(PairsPartition *part, DistinctSeries *da, DistinctSeries *db, const int32 *rows_a, const int32 *rows_b,
+			 int64 nrows)
+{
+	TwedSeries *a = &da->series,
+			   *b = &db->series;
+	int64		npairs = 0;
+
+	for (int64 k = 0; k < nrows; k++)
+		npairs += rows_a[k] >= 0;
+	if (npairs == 0)
+		return;
+	if ((uint64) a->count * b->count <= (uint64) npairs * 2)
+	{
+		double	   *matrix = MemoryContextAllocHuge(part->chunkcxt, (Size) a->count * b->count * sizeof(double));
+		uint32		block_rows = (uint32) Max(MatrixBlockPairs() / b->count, 1);
+
+		for (uint32 x0 = 0; x0 < a->count; x0 += block_rows)
+		{
+			uint32		rows = Min(block_rows, a->count - x0);
+			GeoaccTwedSet va = SeriesSlice(a, &part->shape, x0, rows);
+			GeoaccTwedSet vb = SeriesView(b, &part->shape);
+
+			TwedBlock("gpu_twed_pairs", &va, &vb, &part->params, matrix + (uint64) x0 * b->count);
+			CHECK_FOR_INTERRUPTS();
+		}
+		for (int64 k = 0; k < nrows; k++)
+			if (rows_a[k] >= 0)
+				part->distances[k] = matrix[(uint64) rows_a[k] * b->count + rows_b[k]];
+		return;
+	}
+	else
+	{
+		/* the rows of each distinct a, by a counting sort */
+		int64	   *first = MemoryContextAllocZero(part->chunkcxt, ((Size) a->count + 1) * sizeof(int64));
+		int64	   *order = MemoryContextAllocHuge(part->chunkcxt, (Size) npairs * sizeof(int64));
+		TwedSeries	group;
+		double	   *distances = MemoryContextAllocHuge(part->chunkcxt, (Size) npairs * sizeof(double));
+
+		int64	   *next = palloc(a->count * sizeof(int64));
+
+		for (int64 k = 0; k < nrows; k++)
+			if (rows_a[k] >= 0)
+				first[rows_a[k] + 1]++;
+		for (uint32 x = 0; x < a->count; x++)
+			first[x + 1] += first[x];
+		memcpy(next, first, a->count * sizeof(int64));
+		for (int64 k = 0; k < nrows; k++)
+			if (rows_a[k] >= 0)
+				order[next[rows_a[k]]++] = k;
+		SeriesInit(&group, part->chunkcxt);
+		for (uint32 x = 0; x < a->count; x++)
+		{
+			GeoaccTwedSet va,
+						vb;
+			int			dims = part->shape.dims;
+
+			/* the b's of a's rows, packed one after another */
+			group.count = 0;
+			group.npoints = 0;
+			for (int64 i = first[x]; i < first[x + 1]; i++)
+			{
+				uint32		y = (uint32) rows_b[order[i]];
+				uint64		n = b->offsets[y + 1] - b->offsets[y];
+
+				SeriesReserve(&group, n, dims);
+				memcpy(group.values + group.npoints * dims, b->values + b->offsets[y] * dims, n * dims * sizeof(double));
+				memcpy(group.times + group.npoints, b->times + b->offsets[y], n * sizeof(double));
+				SeriesClose(&group, 0, n);
+			}
+			va = SeriesSlice(a, &part->shape, x, 1);
+			vb = SeriesView(&group, &part->shape);
+			TwedBlock("gpu_twed_pairs", &va, &vb, &part->params, distances);
+			for (int64 i = first[x]; i < first[x + 1]; i++)
+				part->distances[order[i]] = distances[i - first[x]];
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/*
+ * Read rows from `row` on into a chunk, up to PAIRS_CHUNK_POINTS points of
+ * distinct series or PAIRS_CHUNK_ROWS rows, and compute their distances.
+ */
+static void
+PairsReadChunk(WindowObject win, PairsPartition *part, int64 row)
+{
+	MemoryContext old;
+	DistinctSeries da,
+				db;
+	int32	   *rows_a,
+			   *rows_b;
+	int64		nrows = Min(PAIRS_CHUNK_ROWS, part->nrows - row);
+
+	/* the labels that name the partition's first series outlive the chunk */
+	if (part->shape.first != NULL)
+		part->shape.first = MemoryContextStrdup(part->partcxt, part->shape.first);
+	if (part->shape.srid_first != NULL)
+		part->shape.srid_first = MemoryContextStrdup(part->partcxt, part->shape.srid_first);
+	MemoryContextReset(part->chunkcxt);
+	old = MemoryContextSwitchTo(part->chunkcxt);
+	DistinctInit(&da, part->chunkcxt);
+	DistinctInit(&db, part->chunkcxt);
+	rows_a = palloc(nrows * sizeof(int32));
+	rows_b = palloc(nrows * sizeof(int32));
+	part->distances = palloc0(nrows * sizeof(double));
+	part->nulls = palloc(nrows * sizeof(bool));
+	part->chunk_begin = row;
+	for (int64 k = 0; k < nrows; k++)
+	{
+		bool		a_null,
+					b_null,
+					isout;
+		Datum		a_datum,
+					b_datum;
+		Datum		params[6];
+		bool		has_params = PairsRowParams(win, row + k, params);
+
+		if (has_params != !part->params_null || (has_params && !SameParamDatums(params, part->param_datums)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gpu_twed_pairs parameters must be the same on every row of the partition"),
+					 errdetail("Row " INT64_FORMAT " of the partition has other nu, lambda, degree, root, float32 or "
+							   "use_z than its first row.", row + k + 1)));
+		rows_a[k] = rows_b[k] = -1;
+		part->nulls[k] = true;
+		a_datum = WinGetFuncArgInPartition(win, 0, row + k, WINDOW_SEEK_HEAD, false, &a_null, &isout);
+		if (!a_null && !part->params_null)
+		{
+			/* a copy: fetching b may reuse the slot a was read from */
+			struct varlena *a = PG_DETOAST_DATUM_COPY(a_datum);
+
+			b_datum = WinGetFuncArgInPartition(win, 1, row + k, WINDOW_SEEK_HEAD, false, &b_null, &isout);
+			if (!b_null)
+			{
+				rows_a[k] = (int32) DistinctAdd(&da, &part->shape, a, psprintf("a of row " INT64_FORMAT, row + k + 1));
+				rows_b[k] = (int32) DistinctAdd(&db, &part->shape, PG_DETOAST_DATUM(b_datum),
+												psprintf("b of row " INT64_FORMAT, row + k + 1));
+				part->nulls[k] = false;
+			}
+			pfree(a);
+		}
+		if (da.series.npoints + db.series.npoints >= PAIRS_CHUNK_POINTS)
+			nrows = k + 1;
+		CHECK_FOR_INTERRUPTS();
+	}
+	part->chunk_end = row + nrows;
+	CheckGeographyDegree(&part->shape, &part->params);
+	PairsCompute(part, &da, &db, rows_a, rows_b, nrows);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * gpu_twed_pairs(a, b, nu, lambda, degree, root, float32, use_z): a window
+ * function giving each row the TWED of its trajectories a and b (geometry
+ * or geography, as gpu_twed), computed
+ * for the whole partition in batches: equal series among the rows are
+ * packed once, and a partition that holds every pair of its a's and b's (a
+ * join with a reference table) is one matrix for the core.  Under Citus a
+ * window partitioned by the distribution column runs on the workers.
+ */
+PG_FUNCTION_INFO_V1(gpu_twed_pairs);
+Datum
+gpu_twed_pairs(PG_FUNCTION_ARGS)
+{
+	WindowObject win = PG_WINDOW_OBJECT();
+	PairsPartition *part = WinGetPartitionLocalMemory(win, sizeof(PairsPartition));
+	int64		row = WinGetCurrentPosition(win);
+
+	if (!part->started)
+	{
+		part->partcxt = GetMemoryChunkContext(part);
+		part->chunkcxt = AllocSetContextCreate(part->partcxt, "gpu_twed_pairs chunk", ALLOCSET_DEFAULT_SIZES);
+		part->nrows = WinGetPartitionRowCount(win);
+		part->params_null = !PairsRowParams(win, 0, part->param_datums);
+		if (!part->params_null)
+		{
+			part->params = ParamsFromDatums(part->param_datums);
+			part->shape.use_z = DatumGetBool(part->param_datums[5]);
+		}
+		part->chunk_begin = part->chunk_end = 0;
+		part->started = true;
+	}
+	if (row < part->chunk_begin || row >= part->chunk_end)
+		PairsReadChunk(win, part, row);
+	if (part->nulls[row - part->chunk_begin])
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(part->distances[row - part->chunk_begin]);
 }

@@ -1,27 +1,43 @@
 -- Density rasters: gpu_density_raster (aggregate), geoacc_density_kernel, geoacc_raster_png.
 
-CREATE FUNCTION gpu_density_raster_finalfn(state internal) RETURNS bytea
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
-CREATE FUNCTION gpu_density_raster_combinefn(state internal, other internal) RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 1000;
-CREATE FUNCTION gpu_density_raster_serialfn(state internal) RETURNS bytea
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
-CREATE FUNCTION gpu_density_raster_deserialfn(data bytea, state internal) RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+-- The aggregate's state: a type of its own rather than internal, so that Citus runs partial aggregates on
+-- its workers (it passes their states to the coordinator as text).  Its text form is base64 of a compact
+-- binary form (the cells with runs of zeros skipped and values as varints); in memory it is an expanded
+-- object that rows are added to in place.
+CREATE TYPE geoacc_density_state;
+CREATE FUNCTION geoacc_density_state_in(cstring) RETURNS geoacc_density_state
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION geoacc_density_state_out(geoacc_density_state) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION geoacc_density_state_recv(internal) RETURNS geoacc_density_state
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION geoacc_density_state_send(geoacc_density_state) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE geoacc_density_state (
+	INPUT = geoacc_density_state_in,
+	OUTPUT = geoacc_density_state_out,
+	RECEIVE = geoacc_density_state_recv,
+	SEND = geoacc_density_state_send,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = extended);
+COMMENT ON TYPE geoacc_density_state IS
+	'partial state of gpu_density_raster: the arguments, the SRID, the rows read and the counts or sums of every cell';
 
-COMMENT ON FUNCTION gpu_density_raster_finalfn(internal) IS
+CREATE FUNCTION gpu_density_raster_finalfn(state geoacc_density_state) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
+CREATE FUNCTION gpu_density_raster_combinefn(state geoacc_density_state, other geoacc_density_state)
+	RETURNS geoacc_density_state
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 1000;
+
+COMMENT ON FUNCTION gpu_density_raster_finalfn(geoacc_density_state) IS
 	'final function of gpu_density_raster: convolution and raster WKB';
-COMMENT ON FUNCTION gpu_density_raster_combinefn(internal, internal) IS
+COMMENT ON FUNCTION gpu_density_raster_combinefn(geoacc_density_state, geoacc_density_state) IS
 	'combine function of gpu_density_raster: adds the cells of two partial rasters';
-COMMENT ON FUNCTION gpu_density_raster_serialfn(internal) IS
-	'serial function of gpu_density_raster';
-COMMENT ON FUNCTION gpu_density_raster_deserialfn(bytea, internal) IS
-	'deserial function of gpu_density_raster';
 
 -- Aggregates take neither defaults nor named arguments: one aggregate per number of arguments stands for
 -- the defaults kernel 'gaussian', kernel_size 7, interpolate true, mode 'count' and weight 1, each with the
 -- extent as a box2d or as a geometry (an envelope such as ST_TileEnvelope(z, x, y)) whose SRID must be the
--- rows'.  One C function is the transition function of all of them.
+-- rows'.  Two C functions, one per type of extent, are the transition functions of all of them.
 DO $$
 DECLARE
 	optional text[] := ARRAY['kernel text', 'kernel_size int', 'interpolate boolean', 'mode text', 'weight float8'];
@@ -36,14 +52,15 @@ BEGIN
 				args := args || ', ' || array_to_string(optional[1:n], ', ');
 			END IF;
 			types := regexp_replace(args, '(^|, )\w+ ', '\1', 'g');
-			EXECUTE format('CREATE FUNCTION gpu_density_raster_transfn(state internal, %s) RETURNS internal '
-				'AS ''MODULE_PATHNAME'' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100', args);
-			EXECUTE format('COMMENT ON FUNCTION gpu_density_raster_transfn(internal, %s) IS %L', types,
+			EXECUTE format('CREATE FUNCTION gpu_density_raster_transfn(state geoacc_density_state, %s) '
+				'RETURNS geoacc_density_state '
+				'AS ''MODULE_PATHNAME'', %L LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100', args,
+				CASE extent WHEN 'box2d' THEN 'gpu_density_raster_transfn' ELSE 'gpu_density_raster_transfn_geometry' END);
+			EXECUTE format('COMMENT ON FUNCTION gpu_density_raster_transfn(geoacc_density_state, %s) IS %L', types,
 				'transition function of gpu_density_raster');
 			EXECUTE format('CREATE AGGREGATE gpu_density_raster(%s) ('
-				'SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000, '
+				'SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, SSPACE = 16000000, '
 				'FINALFUNC = gpu_density_raster_finalfn, COMBINEFUNC = gpu_density_raster_combinefn, '
-				'SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn, '
 				'PARALLEL = SAFE)', args);
 			EXECUTE format('COMMENT ON AGGREGATE gpu_density_raster(%s) IS %L', types,
 				'KDE traffic-density raster of points and lines as PostGIS raster WKB (one 64-bit float band): '

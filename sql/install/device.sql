@@ -8,11 +8,12 @@ CREATE FUNCTION geoacc_devices(
 	OUT total_memory bigint,
 	OUT free_memory bigint,
 	OUT driver_version text,
-	OUT runtime_version text)
+	OUT runtime_version text,
+	OUT in_use boolean)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION geoacc_devices() IS
-	'CUDA devices this session can use (no rows without a GPU): name, compute capability, memory (free memory only for the device this session uses), driver and runtime versions';
+	'CUDA devices this session can see (no rows without a GPU): name, compute capability, memory (free memory only for the device this session uses), driver and runtime versions, and whether this session uses it (geoacc.gpu_devices)';
 
 CREATE FUNCTION geoacc_status(
 	OUT version text,
@@ -20,11 +21,13 @@ CREATE FUNCTION geoacc_status(
 	OUT device_setting text,
 	OUT gpu_usable boolean,
 	OUT gpu_unusable_reason text,
-	OUT gpu_memory_limit bigint)
+	OUT gpu_memory_limit bigint,
+	OUT gpu_device int,
+	OUT pid int)
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION geoacc_status() IS
-	'the geoacc version and build, geoacc.device, whether this session can use a GPU (and the CUDA error that says why not), and the device memory one call may use';
+	'the geoacc version and build, geoacc.device, whether this session can use a GPU (and the CUDA error that says why not), the device memory one call may use, the CUDA ordinal of the GPU this session uses (geoacc.gpu_devices) and the backend''s process id';
 
 CREATE FUNCTION geoacc_stats(
 	OUT function text,
@@ -43,3 +46,20 @@ CREATE FUNCTION geoacc_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_stats_reset() IS
 	'clears this session''s geoacc_stats()';
+
+CREATE FUNCTION geoacc_backends(
+	OUT pid int,
+	OUT gpu_device int,
+	OUT gpu_calls bigint,
+	OUT gpu_items bigint,
+	OUT gpu_ms float8,
+	OUT cpu_calls bigint,
+	OUT cpu_items bigint,
+	OUT cpu_ms float8,
+	OUT fallbacks bigint,
+	OUT last_function text,
+	OUT last_call timestamptz)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION geoacc_backends() IS
+	'every backend of this server that has made a geoacc call (needs geoacc in shared_preload_libraries): its process id, the CUDA ordinal of the GPU it uses, its calls, items and milliseconds on the GPU and on the CPU, its fallbacks to the CPU, and its last call';

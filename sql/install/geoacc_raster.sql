@@ -1,13 +1,13 @@
 -- geoacc_raster: gpu_density_rast, the aggregate gpu_density_raster returning a PostGIS raster, and
 -- geoacc_raster_png(raster).  Needs postgis_raster; the functions are geoacc's (module geoacc).
 
-CREATE FUNCTION gpu_density_rast_finalfn(state internal) RETURNS raster
+CREATE FUNCTION gpu_density_rast_finalfn(state geoacc_density_state) RETURNS raster
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
-COMMENT ON FUNCTION gpu_density_rast_finalfn(internal) IS
+COMMENT ON FUNCTION gpu_density_rast_finalfn(geoacc_density_state) IS
 	'final function of gpu_density_rast: convolution and a PostGIS raster';
 
 -- The arguments of gpu_density_raster, one aggregate per number of them (aggregates have no defaults),
--- with gpu_density_raster's transition, combine, serial and deserial functions.
+-- with gpu_density_raster's state type, transition and combine functions.
 DO $$
 DECLARE
 	optional text[] := ARRAY['kernel text', 'kernel_size int', 'interpolate boolean', 'mode text', 'weight float8'];
@@ -23,9 +23,8 @@ BEGIN
 			END IF;
 			types := regexp_replace(args, '(^|, )\w+ ', '\1', 'g');
 			EXECUTE format('CREATE AGGREGATE gpu_density_rast(%s) ('
-				'SFUNC = gpu_density_raster_transfn, STYPE = internal, SSPACE = 16000000, '
+				'SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, SSPACE = 16000000, '
 				'FINALFUNC = gpu_density_rast_finalfn, COMBINEFUNC = gpu_density_raster_combinefn, '
-				'SERIALFUNC = gpu_density_raster_serialfn, DESERIALFUNC = gpu_density_raster_deserialfn, '
 				'PARALLEL = SAFE)', args);
 			EXECUTE format('COMMENT ON AGGREGATE gpu_density_rast(%s) IS %L', types,
 				'gpu_density_raster as a PostGIS raster (one 64BF band without nodata, north-up, '

@@ -39,3 +39,19 @@ CREATE FUNCTION gpu_twed_matrix(a_sql text, b_sql text, nu float8 DEFAULT 0.001,
 	AS 'MODULE_PATHNAME', 'gpu_twed_matrix' LANGUAGE C VOLATILE PARALLEL RESTRICTED COST 10 ROWS 10000;
 COMMENT ON FUNCTION gpu_twed_matrix(text, text, float8, float8, int, boolean, boolean, int, boolean) IS
 	'Time Warp Edit Distance of every series of a_sql against every series of b_sql, or of every pair of series of a_sql (a_id < b_id in query order) when b_sql is NULL; the queries return (id, values float8[][, times float8[] or timestamptz[]]) or (id, trajectory geometry or geography), or columns named id, traj, values, times; with k, only the k nearest of each a_sql row (b_sql NULL: its k nearest other rows of a_sql), nearest first; use_z: measure the trajectories'' Z';
+
+CREATE FUNCTION gpu_twed_pairs(a geometry, b geometry, nu float8 DEFAULT 0.001, lambda float8 DEFAULT 1.0,
+	degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false, use_z boolean DEFAULT false)
+	RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpu_twed_pairs' LANGUAGE C IMMUTABLE WINDOW PARALLEL SAFE COST 5000;
+COMMENT ON FUNCTION gpu_twed_pairs(geometry, geometry, float8, float8, int, boolean, boolean, boolean) IS
+	'window function: gpu_twed(a, b, ...) of each row''s pair of trajectories, the pairs of the whole partition computed in batches '
+	'(each distinct trajectory packed once; every pair of the partition''s a''s and b''s, as from a join with a reference table, '
+	'as one matrix); NULL where an argument is NULL; under Citus, OVER (PARTITION BY the distribution column) runs on the workers';
+
+CREATE FUNCTION gpu_twed_pairs(a geography, b geography, nu float8 DEFAULT 0.001, lambda float8 DEFAULT 1.0,
+	degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false, use_z boolean DEFAULT false)
+	RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpu_twed_pairs' LANGUAGE C IMMUTABLE WINDOW PARALLEL SAFE COST 5000;
+COMMENT ON FUNCTION gpu_twed_pairs(geography, geography, float8, float8, int, boolean, boolean, boolean) IS
+	'window function: gpu_twed(a, b, ...) of each row''s pair of geography trajectories (metres), the pairs of the whole partition computed in batches';
