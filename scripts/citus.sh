@@ -3,6 +3,11 @@
 # run geoacc's Citus tests (test/citus, `make installcheck-citus`) against
 # them; stop the cluster afterwards.
 #
+#   scripts/citus.sh              the suite
+#   scripts/citus.sh --stage DIR  only build Citus and install it under DIR
+#                                 (make install DESTDIR=DIR), for another
+#                                 machine (test/device/citus-bundle.sh)
+#
 # Citus comes from the PostgreSQL installation PG_CONFIG names when it is
 # there already (citus.so in its library directory).  Otherwise it is built
 # from the source kept beside the repository, ../shared/citus/citus-*.tar.xz
@@ -31,16 +36,22 @@ BUILD=${GEOACC_CITUS_BUILD:-/tmp/geoacc-citus-build}
 SOCK=$BASE-sock
 DB=geoacc_citus
 CITUS_PACKAGES="liblz4-dev libzstd-dev libkrb5-dev"
+STAGE=""
+if [ "${1:-}" = --stage ]; then
+	STAGE=${2:?usage: scripts/citus.sh --stage DIR}
+	mkdir -p "$STAGE" && STAGE=$(cd "$STAGE" && pwd)
+fi
 
-skip() { echo "citus: SKIPPED: $*"; exit 0; }
+skip() {	# the suite is skipped; staging for another machine fails instead
+	if [ -n "$STAGE" ]; then echo "citus: $*" >&2; exit 1; fi
+	echo "citus: SKIPPED: $*"
+	exit 0
+}
 log() { echo "citus: $*"; }
 
 # ------------------------------------------------------------------ Citus
-citus_installed() { [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; }
-
-if citus_installed; then
-	log "using the Citus installed in $("$PG_CONFIG" --pkglibdir)"
-else
+# Unpack (once per tarball and PostgreSQL), patch and build Citus in $src.
+build_citus() {
 	src=${CITUS_SRC:-}
 	tarball=$(ls "$GEOACC_ROOT"/../shared/citus/citus-*.tar.xz 2>/dev/null | sort -V | tail -1 || true)
 	if [ -z "$src" ] && [ -z "$tarball" ]; then
@@ -58,7 +69,6 @@ else
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 	fi
 	if [ -z "$src" ]; then
-		# unpacked once per tarball and PostgreSQL; a later run only installs
 		src=$BUILD/src
 		if [ "$(cat "$BUILD/unpacked-from" 2>/dev/null)" != "$tarball $PG_CONFIG" ]; then
 			rm -rf "$BUILD"
@@ -67,7 +77,6 @@ else
 			echo "$tarball $PG_CONFIG" > "$BUILD/unpacked-from"
 		fi
 	fi
-	log "building Citus in $src for $PG_CONFIG"
 	# PostgreSQL 15.20 declares have_createdb_privilege() itself, which clashes with the
 	# static inline copy in Citus 13.2's pg_version_compat.h: give Citus's copy its own name.
 	compat=$src/src/include/pg_version_compat.h
@@ -75,11 +84,25 @@ else
 		&& ! grep -q citus_compat_have_createdb_privilege "$compat"; then
 		sed -i '/^static inline bool$/{N;s/^static inline bool\nhave_createdb_privilege(void)$/#define have_createdb_privilege citus_compat_have_createdb_privilege\n&/}' "$compat"
 	fi
-	start=$SECONDS
+	log "building Citus in $src for $PG_CONFIG"
+	local start=$SECONDS
 	# --without-libcurl: no usage reports; with_llvm=no: no bitcode for JIT inlining (half the build time)
 	(cd "$src" && { [ -f Makefile.global ] || ./configure -q --without-libcurl PG_CONFIG="$PG_CONFIG" >/dev/null; } \
-		&& make -s -j"$(nproc)" with_llvm=no >/dev/null && make -s install with_llvm=no >/dev/null)
-	log "Citus built and installed in $((SECONDS - start)) s"
+		&& make -s -j"$(nproc)" with_llvm=no >/dev/null)
+	log "Citus built in $((SECONDS - start)) s"
+}
+
+if [ -n "$STAGE" ]; then
+	build_citus
+	make -s -C "$src" install with_llvm=no DESTDIR="$STAGE" >/dev/null
+	log "Citus installed under $STAGE"
+	exit 0
+fi
+if [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+	log "using the Citus installed in $("$PG_CONFIG" --pkglibdir)"
+else
+	build_citus
+	make -s -C "$src" install with_llvm=no >/dev/null
 fi
 
 # ---------------------------------------------------------------- cluster

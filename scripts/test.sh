@@ -6,7 +6,11 @@
 #   3. the benchmark-data generator on a small size (valid trajectories, size);
 #   4. where node and npm are present, the Khronos glTF validator (npm
 #      gltf-validator) on GLB files written by geoacc_mesh_to_glb;
-#   5. when the build used CUDA, the same two suites again on a CPU-only build
+#   5. the Citus suite (scripts/citus.sh: a coordinator and two workers on
+#      this machine, make installcheck-citus) when Citus is installed for
+#      this PostgreSQL or its source is beside the repository
+#      (../shared/citus); otherwise a line says why it was skipped;
+#   6. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
 # Exits non-zero if anything fails.
 set -euo pipefail
@@ -69,6 +73,9 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 else
 	echo "test: node is not installed: GLB validation skipped"
 fi
+
+echo "test: Citus suite"
+scripts/citus.sh || fail "Citus suite"
 
 if command -v nvcc >/dev/null; then
 	make -s NVCC= install

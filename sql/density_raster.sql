@@ -244,6 +244,72 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET force_parallel_mode;
 
+-- The state type geoacc_density_state: what Citus's workers send to the coordinator (as text) and
+-- parallel workers to the leader.  An aggregate without a final function shows the states; partial
+-- states combined later (per source, then together) give the whole raster, bit for bit, and so do
+-- states that went through their text and binary forms.
+CREATE AGGREGATE dr_partial(geometry, box2d, int, int, text, int) (
+	SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, COMBINEFUNC = gpu_density_raster_combinefn);
+CREATE AGGREGATE dr_partial(geometry, box2d, int, int, text, int, boolean, text, float8) (
+	SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, COMBINEFUNC = gpu_density_raster_combinefn);
+CREATE AGGREGATE dr_merge(geoacc_density_state) (
+	SFUNC = gpu_density_raster_combinefn, STYPE = geoacc_density_state, FINALFUNC = gpu_density_raster_finalfn);
+CREATE FUNCTION dr_state_send(geoacc_density_state) RETURNS bytea LANGUAGE internal IMMUTABLE STRICT
+	AS 'byteasend';
+CREATE TEMP TABLE dr_states AS
+SELECT source, dr_partial(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31) AS st,
+	dr_partial(traj, 'BOX(560000 4040000,640000 4120000)'::box2d, 200, 200, 'cosine', 5, true, 'time',
+		1 + piece % 3) AS st_sums
+FROM ais_tracks GROUP BY source;
+SELECT md5(dr_merge(st)) = :'cpu_md5' AS merged_equal_whole,
+	md5(dr_merge(st::text::geoacc_density_state)) = :'cpu_md5' AS text_round_trip,
+	md5(dr_merge(st_sums)) = (SELECT md5(gpu_density_raster(traj, 'BOX(560000 4040000,640000 4120000)'::box2d,
+		200, 200, 'cosine', 5, true, 'time', 1 + piece % 3)) FROM ais_tracks) AS sums_merged_equal_whole,
+	bool_and(st_sums::text::geoacc_density_state::text = st_sums::text) AS sums_text_stable
+FROM dr_states;
+-- the binary form (COPY BINARY, the binary protocol): the flat bytes, read back the same
+-- (through a file in the server's data directory)
+CREATE TEMP TABLE dr_states_back (source text, st geoacc_density_state);
+DO $$
+DECLARE
+	path text := current_setting('data_directory') || '/geoacc_dr_states.bin';
+BEGIN
+	EXECUTE format('COPY (SELECT source, st FROM dr_states ORDER BY source) TO %L (FORMAT binary)', path);
+	EXECUTE format('COPY dr_states_back FROM %L (FORMAT binary)', path);
+END $$;
+SELECT count(*) AS states, bool_and(dr_state_send(b.st) = dr_state_send(s.st)) AS binary_round_trip,
+	bool_and(b.st::text = s.st::text) AS same_text
+FROM dr_states_back b JOIN dr_states s USING (source);
+-- a compact form: the cells of 306 x 636 (with the kernel's margin) take far less than 4 bytes each
+SELECT max(octet_length(dr_state_send(st))) < 300 * 600 / 4 AS compact,
+	max(length(st::text)) < 4 * max(octet_length(dr_state_send(st))) / 3 + 4 AS base64_text
+FROM dr_states;
+-- a state of one argument list does not combine with another's
+SELECT dr_merge(st) FROM (SELECT st FROM dr_states UNION ALL SELECT st_sums FROM dr_states) s;
+-- bad states are refused with the reason
+SELECT 'not base64!'::geoacc_density_state;
+SELECT ''::geoacc_density_state;
+SELECT encode('GDS1', 'base64')::geoacc_density_state;
+SELECT encode(overlay(dr_state_send(st) PLACING '\x00'::bytea FROM 1), 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+SELECT encode(substring(dr_state_send(st) FROM 1 FOR 90), 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+SELECT encode(dr_state_send(st) || '\x00'::bytea, 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+-- width 0 (bytes 37 to 40), kernel 9 (bytes 45 to 48), a bound of 1 on every cell (bytes 73 to 80)
+SELECT encode(overlay(dr_state_send(st) PLACING '\x00000000'::bytea FROM 37), 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+SELECT encode(overlay(dr_state_send(st) PLACING '\x09000000'::bytea FROM 45), 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+SELECT encode(overlay(dr_state_send(st) PLACING '\x0100000000000000'::bytea FROM 73), 'base64')::geoacc_density_state
+FROM dr_states WHERE source = 'ny_harbor_2020-12-08';
+-- the transition and combine functions work only inside aggregates
+SELECT gpu_density_raster_combinefn(st, st) FROM dr_states LIMIT 1;
+DROP AGGREGATE dr_partial(geometry, box2d, int, int, text, int);
+DROP AGGREGATE dr_partial(geometry, box2d, int, int, text, int, boolean, text, float8);
+DROP AGGREGATE dr_merge(geoacc_density_state);
+DROP FUNCTION dr_state_send(geoacc_density_state);
+
 -- PNG heatmaps: signature, size from the IHDR chunk, colour type 3 (a palette of the colormap's 256
 -- colours; with a tRNS chunk when some pixels are transparent), 2 (RGB) or 6 (RGBA) for ramps
 CREATE TEMP TABLE dr_png AS

@@ -15,6 +15,17 @@ SET geoacc.gpu_memory_limit = '2GB';
 SHOW geoacc.gpu_memory_limit;
 RESET geoacc.gpu_memory_limit;
 SET geoacc.no_such_setting = 1;
+-- geoacc.gpu_devices: CUDA ordinals separated by commas, or empty for every visible device
+SHOW geoacc.gpu_devices;
+SET geoacc.gpu_devices = '1';
+SET geoacc.gpu_devices = '0, 1,2';
+SHOW geoacc.gpu_devices;
+SET geoacc.gpu_devices = '0,x';
+SET geoacc.gpu_devices = '-1';
+SET geoacc.gpu_devices = '0,';
+SET geoacc.gpu_devices = '1024';
+SET geoacc.gpu_devices = '0 1';
+RESET geoacc.gpu_devices;
 SET geoacc.device = 'cpu';
 SHOW geoacc.device;
 RESET geoacc.device;
@@ -57,8 +68,14 @@ SELECT version ~ '^\d+\.\d+\.\d+$' AS version_ok, build ~ '^(CPU only|CUDA \d+\.
 	device_setting IN ('auto', 'gpu', 'cpu') AS setting_ok,
 	gpu_usable = (SELECT count(*) > 0 FROM geoacc_devices()) AS usable_iff_devices,
 	(gpu_unusable_reason IS NULL) = gpu_usable AS reason_iff_unusable,
-	(gpu_memory_limit > 0) IS NOT FALSE AND (gpu_memory_limit IS NULL) = NOT gpu_usable AS limit_iff_usable
+	(gpu_memory_limit > 0) IS NOT FALSE AND (gpu_memory_limit IS NULL) = NOT gpu_usable AS limit_iff_usable,
+	(gpu_device IS NULL) = NOT gpu_usable AS device_iff_usable,
+	gpu_device IS NOT DISTINCT FROM (SELECT ordinal FROM geoacc_devices() WHERE in_use) AS device_in_use,
+	pid = pg_backend_pid() AS own_pid
 FROM geoacc_status();
+
+-- geoacc_backends() reads shared memory, there only when geoacc is in shared_preload_libraries
+SELECT count(*) FROM geoacc_backends();
 
 -- geoacc.device = auto: a call whose GPU runs out of memory runs on the CPU instead, to the same
 -- bits, and is counted as a fallback (without a GPU, auto runs on the CPU from the start)

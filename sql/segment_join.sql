@@ -95,6 +95,36 @@ SELECT (SELECT count(*) FROM (
 		EXCEPT ALL SELECT * FROM gpu_segment_join('SELECT id, traj FROM ny WHERE id % 2 = 1',
 			'SELECT id, traj FROM ny WHERE id % 2 = 0', 100)) x) AS swapped_differ;
 
+-- the array form: the same rows, for a self-join and for two sets, in each group of a GROUP BY (the form
+-- that runs in the shard tasks of a Citus distributed table)
+SELECT (SELECT count(*) FROM (
+		SELECT * FROM gpu_segment_join((SELECT array_agg(id) FROM ny), (SELECT array_agg(traj) FROM ny), NULL, NULL, 100)
+		EXCEPT ALL SELECT * FROM ny_join) x) AS self_extra,
+	(SELECT count(*) FROM (
+		SELECT * FROM ny_join EXCEPT ALL
+		SELECT * FROM gpu_segment_join((SELECT array_agg(id) FROM ny), (SELECT array_agg(traj) FROM ny), NULL, NULL, 100)
+		) x) AS self_missing;
+CREATE TEMP TABLE ny_two AS
+SELECT * FROM gpu_segment_join('SELECT id, traj FROM ny WHERE id % 3 <> 0', 'SELECT id, traj FROM ny WHERE id % 3 = 0', 100);
+SELECT count(*) AS rows, count(*) FILTER (WHERE j.a_id IS NULL) AS missing, count(*) FILTER (WHERE t.a_id IS NULL) AS extra
+FROM (SELECT j.* FROM (SELECT array_agg(id) AS ids, array_agg(traj) AS trajs FROM ny WHERE id % 3 = 0) q,
+		(SELECT id % 4 AS g, array_agg(id) AS ids, array_agg(traj) AS trajs FROM ny WHERE id % 3 <> 0 GROUP BY 1) a,
+		LATERAL gpu_segment_join(a.ids, a.trajs, q.ids, q.trajs, 100) j) j
+	FULL JOIN ny_two t USING (a_id, a_seg, b_id, b_seg, t_start, t_end, cpa_time, cpa_distance);
+-- NULL trajectories are skipped, NULL arguments give no rows; errors
+SELECT count(*) AS rows FROM gpu_segment_join(ARRAY[1, 2], ARRAY['SRID=32618;LINESTRING M (0 0 0, 10 0 10)'::geometry, NULL],
+	ARRAY[3], ARRAY['SRID=32618;LINESTRING M (0 1 0, 10 1 10)'::geometry], 2);
+SELECT count(*) AS rows FROM gpu_segment_join(NULL, ARRAY['SRID=32618;LINESTRING M (0 0 0, 10 0 10)'::geometry], NULL, NULL, 2);
+SELECT * FROM gpu_segment_join(ARRAY[1, 2], ARRAY['LINESTRING M (0 0 1, 1 1 2)'::geometry], NULL, NULL, 10);
+SELECT * FROM gpu_segment_join(ARRAY[1, NULL], ARRAY['LINESTRING M (0 0 1, 1 1 2)'::geometry, NULL], NULL, NULL, 10);
+SELECT * FROM gpu_segment_join(ARRAY[1], ARRAY['LINESTRING M (0 0 1, 1 1 2)'::geometry], ARRAY[1], NULL, 10);
+SELECT * FROM gpu_segment_join(ARRAY[[1]], ARRAY[['LINESTRING M (0 0 1, 1 1 2)'::geometry]], NULL, NULL, 10);
+SELECT * FROM gpu_segment_join(ARRAY[1], ARRAY['LINESTRING M (0 0 1, 1 1 2)'::geometry], NULL, NULL, -1);
+SELECT * FROM gpu_segment_join(ARRAY[1], ARRAY['LINESTRING M (0 0 1, 1 1 2)'::geometry], NULL, NULL, 10, 'grid');
+SELECT * FROM gpu_segment_join(ARRAY[7], ARRAY['SRID=32618;LINESTRING M (0 0 1, 1 1 1)'::geometry], NULL, NULL, 10);
+SELECT * FROM gpu_segment_join(ARRAY[1, 2], ARRAY['SRID=32618;LINESTRING M (0 0 1, 1 1 2)'::geometry,
+	'SRID=32619;LINESTRING M (0 0 1, 1 1 2)'], NULL, NULL, 10);
+
 -- the brute-force reference: every pair of 2-point segments of the first 15 minutes of the New York
 -- harbour hour of raw fixes, ST_CPAWithin and ST_DistanceCPA
 CREATE TEMP TABLE quarter AS

@@ -189,6 +189,49 @@ FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks WHERE id = 424',
 	JOIN ais_tracks t ON t.id = m.b_id
 ORDER BY m.distance, m.b_id LIMIT 3;
 
+-- gpu_twed_pairs: the window function over rows of pairs gives each row gpu_twed of its pair, bit
+-- for bit, whether the partition holds every pair of its trajectories (one matrix), a part of them
+-- (grouped by a), repeated pairs, NULLs, float32 (always per a, rebased to a's first point as the scalar
+-- gpu_twed rebases), or other parameters; each row's distance does not depend on its partition
+CREATE TEMP TABLE ny_queries AS SELECT id, traj FROM ny WHERE id % 4 = 1;
+SELECT count(*) AS pairs, bool_and(d = gpu_twed(a, b)) AS cross_join_equal,
+	bool_and(d = m.distance) AS matrix_equal
+FROM (SELECT x.id AS a_id, y.id AS b_id, x.traj AS a, y.traj AS b, gpu_twed_pairs(x.traj, y.traj) OVER () AS d
+	FROM ny x CROSS JOIN ny_queries y) s
+	JOIN gpu_twed_matrix('SELECT id, traj FROM ny', 'SELECT id, traj FROM ny_queries') m USING (a_id, b_id);
+SELECT count(*) AS pairs, bool_and(d = gpu_twed(a, b, 0.01, 10, 1, false)) AS part_equal
+FROM (SELECT x.traj AS a, y.traj AS b,
+		gpu_twed_pairs(x.traj, y.traj, 0.01, 10, 1, false) OVER (PARTITION BY x.id % 3 ORDER BY y.id DESC) AS d
+	FROM ny x JOIN ny y ON (x.id * 7 + y.id) % 5 = 0) s;
+SELECT count(*) AS pairs, bool_and(d = gpu_twed(a, b, float32 => true)) AS float32_equal
+FROM (SELECT x.traj AS a, y.traj AS b, gpu_twed_pairs(x.traj, y.traj, float32 => true) OVER () AS d
+	FROM ny x CROSS JOIN ny_queries y) s;
+SELECT count(*) AS rows, count(d) AS distances, bool_and(d = gpu_twed(a, b)) AS repeated_equal
+FROM (SELECT a, b, gpu_twed_pairs(a, b) OVER (PARTITION BY k) AS d
+	FROM (SELECT x.traj AS a, CASE WHEN y.id % 3 = 0 THEN NULL ELSE y.traj END AS b, r % 2 AS k
+		FROM ny x CROSS JOIN ny_queries y CROSS JOIN generate_series(1, 2) r WHERE x.id % 3 = 0) t) s;
+SELECT count(*) AS rows, count(d) AS distances
+FROM (SELECT gpu_twed_pairs(x.traj, y.traj, nu => NULL) OVER () AS d FROM ny x CROSS JOIN ny_queries y) s;
+-- a partition of every pair is computed in one call of the core
+SELECT geoacc_stats_reset();
+SELECT count(d) AS pairs FROM (SELECT gpu_twed_pairs(x.traj, y.traj) OVER () AS d FROM ny x CROSS JOIN ny_queries y) s;
+SELECT sum(calls) AS core_calls FROM geoacc_stats() WHERE function = 'gpu_twed_pairs';
+-- errors name the row of the partition
+SELECT gpu_twed_pairs(a, b, nu => x) OVER ()
+FROM (VALUES (0.1, 'LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 2)'::geometry),
+	(0.2, 'LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING M (0 0 1, 1 1 3)')) v(x, a, b);
+SELECT gpu_twed_pairs(a, b) OVER ()
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 2)'::geometry),
+	('LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING (0 0, 1 1)')) v(a, b);
+SELECT gpu_twed_pairs(a, b) OVER ()
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 0)'::geometry)) v(a, b);
+SELECT gpu_twed_pairs(a, b) OVER ()
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING ZM (0 0 0 1, 1 1 0 2)'::geometry)) v(a, b);
+SELECT gpu_twed_pairs(a, b, lambda => -1) OVER ()
+FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 2)'::geometry)) v(a, b);
+SELECT gpu_twed_pairs(a, b) OVER ()
+FROM (VALUES ('SRID=32618;LINESTRING M (0 0 1, 1 1 2)'::geometry, 'SRID=32619;LINESTRING M (0 0 1, 1 1 2)'::geometry)) v(a, b);
+
 -- a 1 MB device-memory cap splits the work; the distances do not change
 SET geoacc.gpu_memory_limit = '1MB';
 SELECT bool_and(m.distance = p.distance) AS capped_equals

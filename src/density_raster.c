@@ -1161,16 +1161,28 @@ gpu_density_raster_combinefn(PG_FUNCTION_ARGS)
 
 /* ------------------------------------------------------- the state type */
 
-/* geoacc_density_state's text form: the flat form in base64 (a third larger, not twice as hex). */
+/*
+ * geoacc_density_state's text form: the flat form in base64 (a third
+ * larger, not twice as hex); read with or without the line breaks that
+ * encode(..., 'base64') puts in.
+ */
 PG_FUNCTION_INFO_V1(geoacc_density_state_in);
 Datum
 geoacc_density_state_in(PG_FUNCTION_ARGS)
 {
-	char	   *text = PG_GETARG_CSTRING(0);
-	int			length = strlen(text);
-	bytea	   *flat = palloc(VARHDRSZ + pg_b64_dec_len(length));
-	int			size = pg_b64_decode(text, length, VARDATA(flat), pg_b64_dec_len(length));
+	const char *input = PG_GETARG_CSTRING(0);
+	char	   *text = palloc(strlen(input) + 1);
+	int			length = 0;
+	bytea	   *flat;
+	int			size;
 	DensityHeader h;
+
+	for (const char *p = input; *p != '\0'; p++)
+		if (!(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			text[length++] = *p;
+	text[length] = '\0';
+	flat = palloc(VARHDRSZ + pg_b64_dec_len(length));
+	size = pg_b64_decode(text, length, VARDATA(flat), pg_b64_dec_len(length));
 
 	if (size < 0)
 		ereport(ERROR,
