@@ -212,6 +212,15 @@ FROM (SELECT a, b, gpu_twed_pairs(a, b) OVER (PARTITION BY k) AS d
 		FROM ny x CROSS JOIN ny_queries y CROSS JOIN generate_series(1, 2) r WHERE x.id % 3 = 0) t) s;
 SELECT count(*) AS rows, count(d) AS distances
 FROM (SELECT gpu_twed_pairs(x.traj, y.traj, nu => NULL) OVER () AS d FROM ny x CROSS JOIN ny_queries y) s;
+-- geography trajectories (metres) and use_z, as gpu_twed measures them
+SELECT count(*) AS pairs, bool_and(d = gpu_twed(a, b, lambda => 100)) AS geography_equal
+FROM (SELECT x.g AS a, y.g AS b, gpu_twed_pairs(x.g, y.g, lambda => 100) OVER () AS d
+	FROM (SELECT id, ST_Transform(traj, 4326)::geography AS g FROM ny) x
+		CROSS JOIN (SELECT id, ST_Transform(traj, 4326)::geography AS g FROM ny_queries) y) s;
+SELECT count(*) AS pairs, bool_and(d = gpu_twed(a, b, use_z => true)) AS use_z_equal
+FROM (SELECT x.traj AS a, y.traj AS b, gpu_twed_pairs(x.traj, y.traj, use_z => true) OVER () AS d
+	FROM (SELECT id, ST_Force4D(traj, id % 7) AS traj FROM ny) x
+		CROSS JOIN (SELECT id, ST_Force4D(traj, 3) AS traj FROM ny_queries) y) s;
 -- a partition of every pair is computed in one call of the core
 SELECT geoacc_stats_reset();
 SELECT count(d) AS pairs FROM (SELECT gpu_twed_pairs(x.traj, y.traj) OVER () AS d FROM ny x CROSS JOIN ny_queries y) s;
@@ -225,8 +234,8 @@ FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1
 	('LINESTRING M (0 0 1, 1 1 2)', 'LINESTRING (0 0, 1 1)')) v(a, b);
 SELECT gpu_twed_pairs(a, b) OVER ()
 FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 0)'::geometry)) v(a, b);
-SELECT gpu_twed_pairs(a, b) OVER ()
-FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING ZM (0 0 0 1, 1 1 0 2)'::geometry)) v(a, b);
+SELECT gpu_twed_pairs(a, b, use_z => true) OVER ()
+FROM (VALUES ('LINESTRING ZM (0 0 0 1, 1 1 0 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 2)'::geometry)) v(a, b);
 SELECT gpu_twed_pairs(a, b, lambda => -1) OVER ()
 FROM (VALUES ('LINESTRING M (0 0 1, 1 1 2)'::geometry, 'LINESTRING M (0 0 1, 1 1 2)'::geometry)) v(a, b);
 SELECT gpu_twed_pairs(a, b) OVER ()

@@ -973,13 +973,33 @@ AggregateContext(FunctionCallInfo fcinfo, const char *function)
 	return aggcontext;
 }
 
+/*
+ * How messages name a row (and a part of a multi geometry): by the time of
+ * its first vertex, which costs, so the name is made only for a message.
+ */
+typedef struct RowName
+{
+	int64		row;			/* 1-based */
+	const struct varlena *geom;
+	uint32		part;			/* 1-based; 0: a single geometry */
+} RowName;
+
+static const char *
+NameOf(const RowName *name)
+{
+	char	   *row = GeoaccRowLabel(name->row, name->geom);
+
+	return name->part == 0 ? row : psprintf("%s, part %u", row, name->part);
+}
+
 /* ERROR unless a part's X and Y are finite (M lines: the whole trajectory rule). */
 static void
-CheckPart(const GeoaccLine *line, const char *what)
+CheckPart(const GeoaccLine *line, const RowName *name)
 {
 	if (line->has_m && line->npoints > 1)
 	{
-		GeoaccCheckTrajectory(line, what);
+		if (!GeoaccCheckTrajectory(line, NULL))
+			GeoaccCheckTrajectory(line, NameOf(name));
 		return;
 	}
 	for (uint32 i = 0; i < line->npoints; i++)
@@ -990,7 +1010,7 @@ CheckPart(const GeoaccLine *line, const char *what)
 			if (!isfinite(p[d]))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s has a non-finite coordinate", what),
+						 errmsg("%s has a non-finite coordinate", NameOf(name)),
 						 errdetail("Vertex %u has %c = %g.", i + 1, "XY"[d], p[d])));
 	}
 }
@@ -1001,7 +1021,7 @@ CheckPart(const GeoaccLine *line, const char *what)
  * weight x its duration in hours.
  */
 static void
-AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double weight, const char *what)
+AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double weight, const RowName *name)
 {
 	bool		time_mode = state->h.args.mode == GEOACC_DENSITY_TIME;
 	int			nd = line->ndims;
@@ -1009,14 +1029,14 @@ AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double wei
 	if (time_mode && !is_line)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s is a point: the time mode needs lines", what),
+				 errmsg("%s is a point: the time mode needs lines", NameOf(name)),
 				 errhint("In the time mode each segment adds the time between its ends; make tracks with ST_MakeLine().")));
 	if (time_mode && !line->has_m && line->npoints > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has no M values", what),
+				 errmsg("%s has no M values", NameOf(name)),
 				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
-	CheckPart(line, what);
+	CheckPart(line, name);
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * nd;
@@ -1030,7 +1050,7 @@ AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double wei
 		if (!(value < DENSITY_MAX_VALUE))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("%s adds %g at vertex %u, more than a sample can hold", what, value, i + 1),
+					 errmsg("%s adds %g at vertex %u, more than a sample can hold", NameOf(name), value, i + 1),
 					 errdetail("A sample's weight, or the weight times the hours of a segment, must be below %.0f.",
 							   DENSITY_MAX_VALUE),
 					 errhint("Divide the weights by a constant.")));
@@ -1054,7 +1074,8 @@ DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 	GeoaccLine	line;
 	double		weight = 1.0;
 	int64		row;
-	char	   *what;
+	RowName		name;
+	char		row_number[32] = "row ";
 
 	/* NULL rows, and rows with a NULL weight, are left out */
 	if (PG_ARGISNULL(1) || (PG_NARGS() > 9 && PG_ARGISNULL(9)))
@@ -1066,7 +1087,7 @@ DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 	ArgsFromCall(fcinfo, extent_is_geometry, &args);
 	geom = PG_GETARG_VARLENA_P(1);
 	row = (state == NULL ? 0 : state->h.rows) + 1;
-	what = GeoaccRowLabel(row, geom);
+	name = (RowName) {row, geom, 0};
 	if (args.weighted)
 	{
 		weight = PG_GETARG_FLOAT8(9);
@@ -1076,7 +1097,9 @@ DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 					 errmsg("weight must be at least 0 and below %.0f, not %g", DENSITY_MAX_VALUE, weight),
 					 errdetail("Row %lld has that weight.", (long long) row)));
 	}
-	GeoaccPartsBegin(&parts, geom, what);
+	/* the row by its number, made without palloc, for messages about a corrupt geometry value */
+	pg_lltoa(row, row_number + 4);
+	GeoaccPartsBegin(&parts, geom, row_number);
 	if (state == NULL)
 	{
 		DensityHeader h = {0};
@@ -1108,10 +1131,9 @@ DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 	while (GeoaccPartsNext(&parts, &line))
 	{
 		bool		is_line = parts.type == GEOACC_LINETYPE || parts.type == GEOACC_MULTILINETYPE;
-		const char *part_what = parts.type == GEOACC_MULTILINETYPE || parts.type == GEOACC_MULTIPOINTTYPE
-			? psprintf("%s, part %u", what, parts.next) : what;
 
-		AppendPart(state, &line, is_line, weight, part_what);
+		name.part = parts.type == GEOACC_MULTILINETYPE || parts.type == GEOACC_MULTIPOINTTYPE ? parts.next : 0;
+		AppendPart(state, &line, is_line, weight, &name);
 	}
 	PG_RETURN_DATUM(EOHPGetRWDatum(&state->eoh));
 }
