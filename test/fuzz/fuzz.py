@@ -65,9 +65,9 @@ def magnitude(rng):
     return rng.choice([1, 1, 100, 1e5, 1e6, 1e-3, 1e-150, 1e150])
 
 
-def trajectory(rng, npoints, with_z=False, srid=32618):
-    """A random-walk LINESTRING M (ZM) as SQL, M strictly increasing."""
-    scale = magnitude(rng)
+def trajectory(rng, npoints, with_z=False, srid=32618, scale=None):
+    """A random-walk LINESTRING M (ZM) as SQL, M strictly increasing; at a random scale unless given."""
+    scale = scale or magnitude(rng)
     x, y, z = rng.uniform(-5, 5) * scale, rng.uniform(-5, 5) * scale, rng.uniform(0, 50)
     t = rng.choice([0.0, 1.6e9]) + rng.uniform(0, 100)
     pts = []
@@ -335,6 +335,48 @@ def case_density(rng):
     return ("(SELECT %s = %s FROM (VALUES %s) v(i, g))" % (agg % "i", agg % "i DESC", values))
 
 
+def case_density_state(rng):
+    rows = [trajectory(rng, rng.randint(2, 30)) for _ in range(rng.randint(2, 8))]
+    values = ", ".join("(%d, %s)" % (i, g) for i, g in enumerate(rows))
+    extent = ("ST_Expand(ST_Extent(g), greatest(1, abs(ST_XMin(ST_Extent(g))), abs(ST_XMax(ST_Extent(g))), "
+              "abs(ST_YMin(ST_Extent(g))), abs(ST_YMax(ST_Extent(g)))) * 1e-3)::box2d")
+    args = "g, (SELECT %s FROM (VALUES %s) e(i, g)), %d, %d, 'gaussian', %d" % (
+        extent, values, rng.randint(1, 40), rng.randint(1, 40), rng.choice([1, 3, 7]))
+    if rng.random() < 0.5:
+        # a state with bytes changed, read back through its text form: a state or a clean ERROR
+        changes = ", ".join("(%d, %d)" % (rng.randint(0, 120), rng.randint(0, 255)) for _ in range(rng.randint(1, 4)))
+        sql = ("SELECT fuzz_density_merge(encode(fuzz_set_bytes(fuzz_state_send(s), ARRAY[%s]), 'base64')"
+               "::geoacc_density_state) FROM (SELECT fuzz_density_partial(%s) AS s FROM (VALUES %s) v(i, g)) p" %
+               (changes.replace("(", "ARRAY[").replace(")", "]"), args, values))
+        return "fuzz_try(%s)" % quote(sql)
+    # partial states of the rows split in two, through their text form, added up: the whole raster
+    split = rng.randint(0, len(rows))
+    return ("(SELECT fuzz_density_merge(s::text::geoacc_density_state) = "
+            "(SELECT gpu_density_raster(%s) FROM (VALUES %s) v(i, g)) "
+            "FROM (SELECT i < %d AS half, fuzz_density_partial(%s) AS s FROM (VALUES %s) v(i, g) GROUP BY 1) p)" %
+            (args, values, split, args, values))
+
+
+def case_twed_pairs(rng):
+    if rng.random() < 0.3:
+        sql = ("SELECT count(d) FROM (SELECT gpu_twed_pairs(a, b, %s, %s, %s) OVER () AS d "
+               "FROM (VALUES (%s, %s), (%s, %s)) v(a, b)) s" %
+               (hostile_float(rng), hostile_float(rng), hostile_int(rng), hostile_geometry(rng),
+                trajectory(rng, 3), trajectory(rng, 4), hostile_geometry(rng)))
+        return "fuzz_try(%s)" % quote(sql)
+    # each row's distance is gpu_twed of its pair, whatever else the partition holds; float32 takes
+    # trajectories of one scale (its range is checked over a whole batch, as in gpu_twed_matrix)
+    float32 = rng.choice(["true", "false"])
+    scale = rng.choice([1, 100, 1e5, 1e6]) if float32 == "true" else None
+    tracks = [trajectory(rng, rng.randint(1, 25), scale=scale) for _ in range(rng.randint(1, 6))]
+    pairs = [(rng.randrange(len(tracks)), rng.randrange(len(tracks))) for _ in range(rng.randint(1, 12))]
+    values = ", ".join("(%s, %s)" % (tracks[i], tracks[j]) for i, j in pairs)
+    params = "%s, %s, %d, %s, %s" % (num(rng.choice([0, 0.001, 1])), num(rng.choice([0, 1, 100])),
+                                     rng.choice([1, 2, 3]), rng.choice(["true", "false"]), float32)
+    return ("(SELECT bool_and(d = gpu_twed(a, b, %s)) FROM (SELECT a, b, gpu_twed_pairs(a, b, %s) OVER () AS d "
+            "FROM (VALUES %s) v(a, b)) s)" % (params, params, values))
+
+
 def case_png(rng):
     base = ("gpu_density_raster(ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(5, 3, 2)), "
             "ST_MakeBox2D(ST_Point(-1, -1), ST_Point(6, 4)), %d, %d)" % (rng.randint(1, 30), rng.randint(1, 30)))
@@ -513,7 +555,9 @@ FUNCTIONS = {
     "twed": case_twed,
     "twed_float32": case_twed_float32,
     "twed_matrix": case_twed_matrix,
+    "twed_pairs": case_twed_pairs,
     "density_raster": case_density,
+    "density_state": case_density_state,
     "raster_png": case_png,
     "compression_stats": case_compression,
     "segment_join": case_segment_join,

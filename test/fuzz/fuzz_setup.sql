@@ -316,3 +316,23 @@ BEGIN
 END
 $$;
 RESET client_min_messages;
+
+-- The density raster's state: partial states of an aggregate without a final function, their merge, and
+-- their binary form with bytes changed.
+DROP AGGREGATE IF EXISTS fuzz_density_partial(geometry, box2d, int, int, text, int);
+CREATE AGGREGATE fuzz_density_partial(geometry, box2d, int, int, text, int) (
+	SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, COMBINEFUNC = gpu_density_raster_combinefn);
+DROP AGGREGATE IF EXISTS fuzz_density_merge(geoacc_density_state);
+CREATE AGGREGATE fuzz_density_merge(geoacc_density_state) (
+	SFUNC = gpu_density_raster_combinefn, STYPE = geoacc_density_state, FINALFUNC = gpu_density_raster_finalfn);
+CREATE OR REPLACE FUNCTION fuzz_state_send(geoacc_density_state) RETURNS bytea LANGUAGE internal IMMUTABLE STRICT
+	AS 'byteasend';
+CREATE OR REPLACE FUNCTION fuzz_set_bytes(b bytea, changes int[][]) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	FOR i IN 1 .. array_length(changes, 1) LOOP
+		IF changes[i][1] < length(b) THEN
+			b := set_byte(b, changes[i][1], changes[i][2]);
+		END IF;
+	END LOOP;
+	RETURN b;
+END $$;
