@@ -22,6 +22,14 @@ CREATE TYPE geoacc_density_state (
 	STORAGE = extended);
 COMMENT ON TYPE geoacc_density_state IS
 	'partial state of gpu_density_raster: the arguments, the SRID, the rows read and the counts or sums of every cell';
+COMMENT ON FUNCTION geoacc_density_state_in(cstring) IS
+	'input of geoacc_density_state: base64 of its binary form (line breaks allowed), checked';
+COMMENT ON FUNCTION geoacc_density_state_out(geoacc_density_state) IS
+	'output of geoacc_density_state: base64 of its binary form';
+COMMENT ON FUNCTION geoacc_density_state_recv(internal) IS
+	'binary input of geoacc_density_state, checked';
+COMMENT ON FUNCTION geoacc_density_state_send(geoacc_density_state) IS
+	'binary output of geoacc_density_state: the header, then the cells with runs of zeros skipped and values as varints';
 
 CREATE FUNCTION gpu_density_raster_finalfn(state geoacc_density_state) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
