@@ -137,16 +137,19 @@ PublishCall(const GeoaccCall *call, double ms)
 {
 	BackendSlot *slot = MySlot();
 	int			d = call->device == GEOACC_DEVICE_GPU ? 1 : 0;
+	int			gpu_device = geoacc_gpu_current_device();
+	TimestampTz now;
 
 	if (slot == NULL)
 		return;
+	now = GetCurrentTimestamp();
 	SpinLockAcquire(&slot->mutex);
-	slot->gpu_device = geoacc_gpu_current_device();
+	slot->gpu_device = gpu_device;
 	slot->calls[d]++;
 	slot->items[d] += call->items;
 	slot->ms[d] += ms;
 	slot->fallbacks += call->fell_back;
-	slot->last_call = GetCurrentTimestamp();
+	slot->last_call = now;
 	strlcpy(slot->last_function, call->function, NAMEDATALEN);
 	SpinLockRelease(&slot->mutex);
 }
