@@ -20,7 +20,8 @@
 #      8) and on Citus with a GPU per worker: gpu_density_raster at 4096 x 4096 cells (gaussian, 7), and
 #      gpu_dp_simplify(traj, 5) OVER (PARTITION BY bucket) written into a table (on Citus a co-located
 #      one); best of RUNS (3); equal results on both; the ratio (target: at least 1.8 on two GPUs);
-#   3. geoacc_backends() of every node after the runs: which backend used which GPU, how much.
+#   3. EXPLAIN ANALYZE of the density raster on Citus (every task) and on the one-GPU node;
+#   4. geoacc_backends() of every node, asked in the session of a GPU query: which backend used which GPU.
 # Prints a summary; exits non-zero when a check fails.
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
@@ -185,15 +186,23 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else 
 	echo "| INSERT ... SELECT gpu_dp_simplify(traj, 5) OVER (PARTITION BY bucket) | $s1 ms | $s2 ms | $(ratio "$s1" "$s2") | $same_simplify |"
 } | tee "$OUT/mg_throughput.md"
 
-# ------------------------------------------ 3. who used which GPU, per node
+# ------------------------------------------ 3. where the time goes, and who used which GPU, per node
 echo
-echo "## 3. geoacc_backends() of every node"
-q 5442 -c "SELECT nodeport || ': ' || result FROM run_command_on_all_nodes(
+echo "## 3. EXPLAIN ANALYZE of the density raster on Citus (every task) and on the one-GPU node"
+q 5442 -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (ANALYZE, VERBOSE, TIMING ON) $density" \
+	| tee "$OUT/mg_explain_citus.txt" | grep -E 'Execution Time|Task Count|Tasks Shown|-> +Task|Node: host|Aggregate +\(|Custom Scan|Planning Time' | head -60
+q 5441 -c "EXPLAIN (ANALYZE, VERBOSE) $density" | tee "$OUT/mg_explain_single.txt" \
+	| grep -E 'Execution Time|Workers|Aggregate +\(|Gather'
+# geoacc_backends() lists live backends only, and Citus closes all but one cached connection per worker
+# when a session ends: so ask in the same session as a GPU query, whose cached connections are still open
+echo
+echo "## 4. geoacc_backends() of every node, in the session that ran the density raster"
+q 5442 -c "$density" -c "SELECT nodeport || ': ' || result FROM run_command_on_all_nodes(
 	\$\$SELECT coalesce(string_agg(format('pid %s GPU %s: %s GPU calls %s ms, %s CPU calls', pid, gpu_device, gpu_calls,
 		round(gpu_ms::numeric), cpu_calls), '; '), 'none') FROM geoacc_backends()\$\$) JOIN pg_dist_node USING (nodeid)
-	ORDER BY nodeport" | tee "$OUT/mg_cluster_backends.txt"
-echo "single (5441): $(q 5441 -c "SELECT string_agg(format('pid %s GPU %s: %s GPU calls', pid, gpu_device, gpu_calls), '; ')
-	FROM geoacc_backends()")"
+	ORDER BY nodeport" | tail -n +2 | tee "$OUT/mg_cluster_backends.txt"
+echo "single (5441): $(q 5441 -c "$density" -c "SELECT string_agg(format('pid %s GPU %s: %s GPU calls', pid, gpu_device,
+	gpu_calls), '; ') FROM geoacc_backends()" | tail -n +2)"
 grep -q 'GPU 1:' "$OUT/mg_cluster_backends.txt" || fail "no backend of the Citus cluster used GPU 1"
 
 for n in both single coord w1 w2; do su pgrun -c "$PGBIN/pg_ctl -D /tmp/mg-$n -m fast stop" >/dev/null 2>&1; done
