@@ -20,7 +20,9 @@
 #      8) and on Citus with a GPU per worker: gpu_density_raster at 4096 x 4096 cells (gaussian, 7), and
 #      gpu_dp_simplify(traj, 5) OVER (PARTITION BY bucket) written into a table (on Citus a co-located
 #      one); best of RUNS (3); equal results on both; the ratio (target: at least 1.8 on two GPUs);
-#   3. EXPLAIN ANALYZE of the density raster on Citus (every task) and on the one-GPU node;
+#      and TWED (gpu_twed_pairs) and the segment join (its array form on Citus) of slices of it against
+#      a reference table of query tracks;
+#   3. the density raster's plan on the one-GPU node, and each shard's aggregate alone on its worker;
 #   4. geoacc_backends() of every node, asked in the session of a GPU query: which backend used which GPU.
 # Prints a summary; exits non-zero when a check fails.
 set -uo pipefail
@@ -177,6 +179,39 @@ digest="SELECT md5(string_agg(md5(ST_AsEWKB(simplified)::text), ',' ORDER BY id)
 same_simplify=$([ "$(q 5441 -c "$digest")" = "$(q 5442 -c "$digest")" ] && echo yes || echo NO)
 [ "$same_density" = yes ] || fail "density rasters differ"
 [ "$same_simplify" = yes ] || fail "simplified tracks differ"
+# TWED of every track of a slice (id % TWED_SLICE = 0) against 16 query tracks of a reference table, and
+# the segment join of a slice (id % JOIN_SLICE = 0) against 64 query tracks within 100 m: on the one-GPU node
+# the single-node forms, on Citus the forms that run on the workers (README, Scaling out); results written
+for port in 5441 5442; do
+	q $port -c "CREATE TABLE queries AS SELECT id, traj FROM tracks WHERE id % 997 = 3 AND ST_NPoints(traj) BETWEEN 20 AND 400 ORDER BY id LIMIT 64"
+done
+q 5442 -c "SELECT create_reference_table('queries')" >/dev/null
+twed1="DROP TABLE IF EXISTS twed_out; CREATE TABLE twed_out AS
+	SELECT q.id AS q_id, t.id AS t_id, gpu_twed_pairs(t.traj, q.traj) OVER (PARTITION BY t.id % 64) AS d
+	FROM tracks t CROSS JOIN (SELECT * FROM queries ORDER BY id LIMIT 16) q WHERE t.id % ${TWED_SLICE:-8} = 0"
+twed2="DROP TABLE IF EXISTS twed_out; CREATE TABLE twed_out AS
+	SELECT q.id AS q_id, t.id AS t_id, gpu_twed_pairs(t.traj, q.traj) OVER (PARTITION BY t.bucket) AS d
+	FROM tracks t CROSS JOIN (SELECT * FROM queries ORDER BY id LIMIT 16) q WHERE t.id % ${TWED_SLICE:-8} = 0"
+join1="DROP TABLE IF EXISTS join_out; CREATE TABLE join_out AS SELECT * FROM gpu_segment_join(
+	'SELECT id, traj FROM tracks WHERE id % ${JOIN_SLICE:-5} = 0', 'SELECT id, traj FROM queries', 100)"
+join2="DROP TABLE IF EXISTS join_out; CREATE TABLE join_out AS SELECT j.*
+	FROM (SELECT array_agg(id) AS ids, array_agg(traj) AS trajs FROM queries) q,
+		(SELECT bucket, array_agg(id) AS ids, array_agg(traj) AS trajs FROM tracks WHERE id % ${JOIN_SLICE:-5} = 0 GROUP BY bucket) t,
+		LATERAL gpu_segment_join(t.ids, t.trajs, q.ids, q.trajs, 100) j"
+w1=$(timed 5441 "$twed1")
+w2=$(timed 5442 "$twed2")
+twed_digest="SELECT count(*) || ' ' || md5(string_agg(q_id || ':' || t_id || ':' || d, ',' ORDER BY q_id, t_id)) FROM twed_out"
+same_twed=$([ "$(q 5441 -c "$twed_digest")" = "$(q 5442 -c "$twed_digest")" ] && echo yes || echo NO)
+twed_pairs=$(q 5441 -c "SELECT count(*) FROM twed_out")
+j1=$(timed 5441 "$join1")
+j2=$(timed 5442 "$join2")
+join_digest="SELECT count(*) || ' ' || md5(string_agg(concat_ws(':', a_id, a_seg, b_id, b_seg, t_start, t_end, cpa_time, cpa_distance),
+	',' ORDER BY a_id, a_seg, b_id, b_seg)) FROM join_out"
+same_join=$([ "$(q 5441 -c "$join_digest")" = "$(q 5442 -c "$join_digest")" ] && echo yes || echo NO)
+join_segments=$(q 5441 -c "SELECT sum(ST_NPoints(traj) - 1) FROM tracks WHERE id % ${JOIN_SLICE:-5} = 0")
+join_rows=$(q 5441 -c "SELECT count(*) FROM join_out")
+[ "$same_twed" = yes ] || fail "TWED distances differ"
+[ "$same_join" = yes ] || fail "segment joins differ"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}'; }
 {
 	echo
@@ -184,15 +219,24 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else 
 	echo "| --- | ---: | ---: | ---: | --- |"
 	echo "| gpu_density_raster 4096 x 4096, gaussian 7 | $d1 ms | $d2 ms | $(ratio "$d1" "$d2") | $same_density |"
 	echo "| INSERT ... SELECT gpu_dp_simplify(traj, 5) OVER (PARTITION BY bucket) | $s1 ms | $s2 ms | $(ratio "$s1" "$s2") | $same_simplify |"
+	echo "| CREATE TABLE AS gpu_twed_pairs, $twed_pairs pairs (16 queries) | $w1 ms | $w2 ms | $(ratio "$w1" "$w2") | $same_twed |"
+	echo "| CREATE TABLE AS gpu_segment_join, $join_segments segments x 64 queries at 100 m, $join_rows rows | $j1 ms | $j2 ms | $(ratio "$j1" "$j2") | $same_join |"
 } | tee "$OUT/mg_throughput.md"
 
 # ------------------------------------------ 3. where the time goes, and who used which GPU, per node
 echo
-echo "## 3. EXPLAIN ANALYZE of the density raster on Citus (every task) and on the one-GPU node"
-q 5442 -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (ANALYZE, VERBOSE, TIMING ON) $density" \
-	| tee "$OUT/mg_explain_citus.txt" | grep -E 'Execution Time|Task Count|Tasks Shown|-> +Task|Node: host|Aggregate +\(|Custom Scan|Planning Time' | head -60
+echo "## 3. where the density raster's time goes: the one-GPU node's plan, and each shard alone on its worker"
+# (Citus's EXPLAIN ANALYZE cannot wrap worker_partial_agg, whose result is a cstring: "column field_0 has
+# pseudo-type cstring"; so each shard's aggregate is timed by itself, one after another)
 q 5441 -c "EXPLAIN (ANALYZE, VERBOSE) $density" | tee "$OUT/mg_explain_single.txt" \
 	| grep -E 'Execution Time|Workers|Aggregate +\(|Gather'
+q 5442 -c "SELECT nodeport, shard_name('tracks', shardid) FROM pg_dist_shard JOIN pg_dist_placement USING (shardid)
+	JOIN pg_dist_node USING (groupid) WHERE logicalrelid = 'tracks'::regclass ORDER BY nodeport, shardid" \
+	| while IFS='|' read -r port shard; do
+		t0=$(date +%s%N)
+		q "$port" -c "SELECT length(gpu_density_raster(traj, 'BOX(367000 3982000,649000 4528000)'::box2d, 4096, 4096)) FROM $shard" >/dev/null
+		echo "  $port $shard: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+	done | tee "$OUT/mg_density_shards.txt"
 # geoacc_backends() lists live backends only, and Citus closes all but one cached connection per worker
 # when a session ends: so ask in the same session as a GPU query, whose cached connections are still open
 echo
@@ -203,7 +247,8 @@ q 5442 -c "$density" -c "SELECT nodeport || ': ' || result FROM run_command_on_a
 	ORDER BY nodeport" | tail -n +2 | tee "$OUT/mg_cluster_backends.txt"
 echo "single (5441): $(q 5441 -c "$density" -c "SELECT string_agg(format('pid %s GPU %s: %s GPU calls', pid, gpu_device,
 	gpu_calls), '; ') FROM geoacc_backends()" | tail -n +2)"
-grep -q 'GPU 1:' "$OUT/mg_cluster_backends.txt" || fail "no backend of the Citus cluster used GPU 1"
+# w2 (5444) sees GPU 1 only, as its ordinal 0: a backend of it with GPU calls used GPU 1
+grep -Eq '^5444: pid [0-9]+ GPU 0: [1-9]' "$OUT/mg_cluster_backends.txt" || fail "no backend of worker 2 (GPU 1) made a GPU call"
 
 for n in both single coord w1 w2; do su pgrun -c "$PGBIN/pg_ctl -D /tmp/mg-$n -m fast stop" >/dev/null 2>&1; done
 echo
