@@ -4,7 +4,8 @@
 # server and GPU.  Run from the repository root after test/device/run.sh has built, installed and started
 # PostgreSQL (PG* set), with the earlier tree unpacked beside it, made here before the copy:
 #
-#   mkdir -p .device/density-before && git archive 5b67cdf | tar -x -C .device/density-before
+#   mkdir -p .device/density-before && git archive 5b67cdf | tar -x -C .device/density-before \
+#     && echo 5b67cdf > .device/density-before/COMMIT
 #   bash test/device/run.sh && test/device/density_raster_before_after.sh
 #
 # Each tree in turn is built (CUDA_ARCHS=90), installed and its extension re-created; the same queries
@@ -47,7 +48,7 @@ query() {	# query SIDE K
 serial="SET max_parallel_workers_per_gather = 0"
 parallel="SET max_parallel_workers_per_gather = 8; SET max_parallel_workers = 8"
 
-echo "## density_raster: before ($(cd "$before" && git log -1 --format=%h 2>/dev/null || echo "$before")) and after, $n points (ms)"
+echo "## density_raster: before ($(cat "$before/COMMIT" 2>/dev/null || echo "$before")) and after ($(git log -1 --format=%h 2>/dev/null || echo "$after")), $n points (ms)"
 echo
 echo "| round | tree | GPU 1024^2 k=7 | GPU 4096^2 k=31 | GPU 8 workers 4096^2 k=31 | CPU 4096^2 k=31 |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
