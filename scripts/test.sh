@@ -1,6 +1,10 @@
 #!/bin/bash
 # Set up (packages, build, install, throwaway cluster) and run every test:
 #   1. pg_regress (make installcheck) and the core tests (make check-core);
+#      then docs/reference.md against the installed extension
+#      (scripts/check_reference.py: an entry per function, type and setting,
+#      summaries equal to the COMMENT ON texts, examples that run, errors
+#      that the sources raise);
 #   2. the fuzz harness on a short budget (GEOACC_FUZZ_CASES cases per
 #      function, default 300, a fresh seed each run, printed);
 #   3. the benchmark-data generator on a small size (valid trajectories, size);
@@ -28,6 +32,9 @@ run_suites() {		# run_suites LABEL [make variables...]
 }
 
 run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"
+
+echo "test: reference (docs/reference.md)"
+python3 scripts/check_reference.py || fail "reference check"
 
 echo "test: fuzz harness"
 dropdb --if-exists geoacc_fuzz

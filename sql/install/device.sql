@@ -45,7 +45,7 @@ COMMENT ON FUNCTION geoacc_stats() IS
 CREATE FUNCTION geoacc_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_stats_reset() IS
-	'clears this session''s geoacc_stats()';
+	'clears this session''s geoacc_stats() and its counts in geoacc_backends()';
 
 CREATE FUNCTION geoacc_backends(
 	OUT pid int,

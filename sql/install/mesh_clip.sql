@@ -37,13 +37,13 @@ CREATE FUNCTION gpu_mesh_clip(mesh text, box box3d)
 	RETURNS geometry
 	AS $$ SELECT gpu_mesh_clip($1::geometry, $2) $$ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 5000;
 COMMENT ON FUNCTION gpu_mesh_clip(text, box3d) IS
-	'gpu_mesh_clip(mesh::geometry, box)';
+	'gpu_mesh_clip of a mesh written as text (WKT or EWKT), read as a geometry';
 
 CREATE FUNCTION gpu_mesh_clip(mesh text, boxes box3d[])
 	RETURNS TABLE(box_index int, mesh geometry)
 	AS $$ SELECT * FROM gpu_mesh_clip($1::geometry, $2) $$ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 5000 ROWS 16;
 COMMENT ON FUNCTION gpu_mesh_clip(text, box3d[]) IS
-	'gpu_mesh_clip(mesh::geometry, boxes)';
+	'gpu_mesh_clip of a mesh written as text (WKT or EWKT), read as a geometry, by each box of the array';
 
 CREATE FUNCTION geoacc_mesh_from_ply(ply bytea, srid int DEFAULT 0)
 	RETURNS geometry
@@ -73,4 +73,4 @@ CREATE FUNCTION geoacc_mesh_to_glb(mesh text)
 	RETURNS bytea
 	AS $$ SELECT geoacc_mesh_to_glb($1::geometry) $$ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 250;
 COMMENT ON FUNCTION geoacc_mesh_to_glb(text) IS
-	'geoacc_mesh_to_glb(mesh::geometry)';
+	'geoacc_mesh_to_glb of a mesh written as text (WKT or EWKT), read as a geometry';

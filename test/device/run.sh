@@ -3,6 +3,7 @@
 # test/device/README.md): build for sm_90 plus PTX, install, start
 # PostgreSQL, then run
 #   1. make installcheck with geoacc.device = gpu (the same expected files),
+#      and the examples of docs/reference.md with it (scripts/check_reference.py),
 #   2. the core tests, GPU cases included, and again under compute-sanitizer,
 #   3. the device-layer measurements (test/device/device_layer.sh),
 #   4. each feature script named on the command line (test/device/NAME.sh).
@@ -46,6 +47,7 @@ else
 fi
 step installcheck_gpu env PGOPTIONS='-c geoacc.device=gpu' make installcheck REGRESS="$REGRESS_GPU"
 [ -f regression.diffs ] && cp regression.diffs "$OUT/" && tail -40 regression.diffs
+step reference_gpu env PGOPTIONS='-c geoacc.device=gpu' python3 scripts/check_reference.py
 step core_tests test/core/geoacc_core_tests
 if [ "${SANITIZER:-1}" = 1 ]; then
 	STEP_TIMEOUT=${SANITIZER_TIMEOUT:-300} step core_tests_sanitizer compute-sanitizer --tool memcheck --leak-check full \
