@@ -6,11 +6,9 @@
 # CUDA_ARCHS picks the machine code; PTX for the newest is always added.
 
 EXTENSION = geoacc geoacc_raster
+# the version: default_version in geoacc.control, and nowhere else (the C code gets it as GEOACC_VERSION,
+# geoacc_raster.control is made from geoacc_raster.control.in)
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
-RASTER_EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc_raster.control)
-ifneq ($(EXTVERSION),$(RASTER_EXTVERSION))
-$(error geoacc.control and geoacc_raster.control must have the same default_version)
-endif
 
 MODULE_big = geoacc
 OBJS = src/geoacc.o src/device.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
@@ -19,6 +17,9 @@ OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
 # geoacc_raster: the companion extension for postgis_raster (SQL only; its functions are in geoacc.so)
 DATA_built += sql/geoacc_raster--$(EXTVERSION).sql
+# released versions' scripts, frozen as they shipped (sql/geoacc--0.1.0.sql), and upgrade scripts between them
+# (none yet of geoacc_raster, which came after 0.1.0)
+DATA = $(filter-out $(DATA_built),$(wildcard sql/geoacc--*.sql))
 
 # extension script, assembled from one piece per feature
 INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
@@ -52,6 +53,19 @@ REGRESS += mesh_clip mesh_ply
 OBJS += src/make_trajectories.o
 INSTALL_SQL += sql/install/make_trajectories.sql
 REGRESS += make_trajectories
+
+# ------------------------------------------------ versions and upgrades
+# A released version's script is frozen in sql/ as it shipped (sql/geoacc--0.1.0.sql), as is a released
+# upgrade script.  The upgrade into this version from an earlier one, sql/geoacc--FROM--$(EXTVERSION).sql, is
+# made here: first sql/upgrade/geoacc--FROM--$(EXTVERSION).sql (by hand: it drops what the new script changes
+# in a way CREATE OR REPLACE cannot, such as arguments, OUT columns or an aggregate's state type), then the
+# whole new script, whose statements can all run over the earlier version's objects (CREATE OR REPLACE; the
+# type only when it is missing).  On release, both generated scripts are committed into sql/ and the
+# sql/upgrade/ piece removed.  The regress test `upgrade` checks the result against a fresh install.
+UPGRADE_PIECES = $(wildcard sql/upgrade/geoacc--*--$(EXTVERSION).sql)
+DATA_built += $(patsubst sql/upgrade/%,sql/%,$(UPGRADE_PIECES))
+REGRESS += upgrade
+OBJS += src/upgrade.o
 
 # ---------------------------------------------------------------- the core
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
@@ -97,7 +111,7 @@ SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
 # export only what PostgreSQL looks up: the magic block, _PG_init and the SQL-callable functions
 SHLIB_LINK += -Wl,--version-script=src/exports.map
 
-EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode sql/geoacc--*.sql sql/geoacc_raster--*.sql test/core/geoacc_core_tests src/exports.map \
+EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode geoacc_raster.control test/core/geoacc_core_tests src/exports.map \
 			  test/data/scale_tracks test/data/scale_fixes
 
 PG_CONFIG ?= pg_config
@@ -109,6 +123,8 @@ include $(PGXS)
 $(shell [ "$$(cat cuda/.build-mode 2>/dev/null)" = "$(CORE_MODE)" ] || echo $(CORE_MODE) > cuda/.build-mode)
 $(OBJS): src/geoacc.h cuda/geoacc_core.h cuda/.build-mode
 src/density_raster_png.o: src/density_raster_colormaps.h
+# the files that use GEOACC_VERSION, which comes from geoacc.control
+src/geoacc.o src/device.o: geoacc.control
 $(shlib): $(CORE_LIB) src/exports.map
 
 src/exports.map: $(OBJS:.o=.c)
@@ -135,6 +151,12 @@ sql/geoacc--$(EXTVERSION).sql: $(INSTALL_SQL)
 
 sql/geoacc_raster--$(EXTVERSION).sql: sql/install/geoacc_raster.sql
 	cat $^ > $@
+
+sql/geoacc--%--$(EXTVERSION).sql: sql/upgrade/geoacc--%--$(EXTVERSION).sql sql/geoacc--$(EXTVERSION).sql
+	cat $^ > $@
+
+geoacc_raster.control: geoacc_raster.control.in geoacc.control
+	sed "s/@EXTVERSION@/$(EXTVERSION)/" $< > $@
 
 # ------------------------------------------------ core tests (no server)
 CORE_TEST_SRC = $(wildcard test/core/*.cpp)

@@ -1143,6 +1143,9 @@ PG_FUNCTION_INFO_V1(gpu_density_raster_transfn);
 Datum
 gpu_density_raster_transfn(PG_FUNCTION_ARGS)
 {
+	/* geoacc 0.1.0's aggregates kept an internal state */
+	if (get_fn_expr_argtype(fcinfo->flinfo, 0) == INTERNALOID)
+		GeoaccOlderDeclaration("gpu_density_raster");
 	return DensityTransition(fcinfo, false);
 }
 

@@ -814,6 +814,9 @@ geoacc_raster_png(PG_FUNCTION_ARGS)
 {
 	RasterBand	band;
 
+	/* geoacc 0.1.0 declared (raster, colormap, scale) */
+	if (PG_NARGS() != 6)
+		GeoaccOlderDeclaration("geoacc_raster_png");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
 	BandFromWkb(PG_GETARG_BYTEA_PP(0), &band);

@@ -100,6 +100,15 @@ void		GeoaccCallEnd(GeoaccCall *call);
 /* From _PG_init: shared memory for geoacc_backends() when geoacc is preloaded. */
 void		GeoaccStatsInit(void);
 
+/* ------------------------------------------ older declarations (upgrade.c) */
+
+/*
+ * Raise the ERROR, asking for ALTER EXTENSION geoacc UPDATE, for a call of
+ * `function` through the declaration of an older extension script, whose
+ * arguments this library does not read as that script passes them.
+ */
+void		GeoaccOlderDeclaration(const char *function) pg_attribute_noreturn();
+
 /* ------------------------------------------------ geometries (geometry.c) */
 
 /* A LINESTRING read in place from a detoasted PostGIS geometry or geography. */

@@ -684,6 +684,9 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 	Datum		datum;
 	Datum		result = (Datum) 0;
 
+	/* geoacc 0.1.0 declared (traj, tolerance, synchronized, use_z) */
+	if (PG_NARGS() != 5)
+		GeoaccOlderDeclaration("gpu_dp_simplify");
 	if (!part->started)
 		StartPartition(win, fcinfo, part);
 	/* constant arguments with a NULL among them: every row is NULL, nothing is read */

@@ -536,6 +536,9 @@ gpu_twed_geometry(PG_FUNCTION_ARGS)
 				vb;
 	double		distance;
 
+	/* geoacc 0.1.0 declared it without use_z */
+	if (PG_NARGS() != 8)
+		GeoaccOlderDeclaration("gpu_twed");
 	shape.use_z = PG_GETARG_BOOL(7);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
@@ -806,6 +809,9 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	uint32		k = 0;			/* 0: every pair; else the k nearest of each row of a */
 	uint32	   *nearest;
 
+	/* geoacc 0.1.0 declared it without k and use_z */
+	if (PG_NARGS() != 9)
+		GeoaccOlderDeclaration("gpu_twed_matrix");
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || AnyArgIsNull(fcinfo, 2, 6) || PG_ARGISNULL(8))
 		return (Datum) 0;

@@ -3,23 +3,36 @@
 -- The aggregate's state: a type of its own rather than internal, so that Citus runs partial aggregates on
 -- its workers (it passes their states to the coordinator as text).  Its text form is base64 of a compact
 -- binary form (the cells with runs of zeros skipped and values as varints); in memory it is an expanded
--- object that rows are added to in place.
-CREATE TYPE geoacc_density_state;
-CREATE FUNCTION geoacc_density_state_in(cstring) RETURNS geoacc_density_state
+-- object that rows are added to in place.  A type has no CREATE OR REPLACE: it is made where it is missing,
+-- so that an upgrade can run this script over an earlier version's objects.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_type
+			WHERE typname = 'geoacc_density_state' AND typnamespace = '@extschema@'::regnamespace) THEN
+		CREATE TYPE geoacc_density_state;
+	END IF;
+END $$;
+CREATE OR REPLACE FUNCTION geoacc_density_state_in(cstring) RETURNS geoacc_density_state
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION geoacc_density_state_out(geoacc_density_state) RETURNS cstring
+CREATE OR REPLACE FUNCTION geoacc_density_state_out(geoacc_density_state) RETURNS cstring
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION geoacc_density_state_recv(internal) RETURNS geoacc_density_state
+CREATE OR REPLACE FUNCTION geoacc_density_state_recv(internal) RETURNS geoacc_density_state
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION geoacc_density_state_send(geoacc_density_state) RETURNS bytea
+CREATE OR REPLACE FUNCTION geoacc_density_state_send(geoacc_density_state) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE TYPE geoacc_density_state (
-	INPUT = geoacc_density_state_in,
-	OUTPUT = geoacc_density_state_out,
-	RECEIVE = geoacc_density_state_recv,
-	SEND = geoacc_density_state_send,
-	INTERNALLENGTH = VARIABLE,
-	STORAGE = extended);
+DO $$
+BEGIN
+	IF NOT (SELECT typisdefined FROM pg_type
+			WHERE typname = 'geoacc_density_state' AND typnamespace = '@extschema@'::regnamespace) THEN
+		CREATE TYPE geoacc_density_state (
+			INPUT = geoacc_density_state_in,
+			OUTPUT = geoacc_density_state_out,
+			RECEIVE = geoacc_density_state_recv,
+			SEND = geoacc_density_state_send,
+			INTERNALLENGTH = VARIABLE,
+			STORAGE = extended);
+	END IF;
+END $$;
 COMMENT ON TYPE geoacc_density_state IS
 	'partial state of gpu_density_raster: the arguments, the SRID, the rows read and the counts or sums of every cell';
 COMMENT ON FUNCTION geoacc_density_state_in(cstring) IS
@@ -31,9 +44,9 @@ COMMENT ON FUNCTION geoacc_density_state_recv(internal) IS
 COMMENT ON FUNCTION geoacc_density_state_send(geoacc_density_state) IS
 	'binary output of geoacc_density_state: the header, then the cells with runs of zeros skipped and values as varints';
 
-CREATE FUNCTION gpu_density_raster_finalfn(state geoacc_density_state) RETURNS bytea
+CREATE OR REPLACE FUNCTION gpu_density_raster_finalfn(state geoacc_density_state) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;
-CREATE FUNCTION gpu_density_raster_combinefn(state geoacc_density_state, other geoacc_density_state)
+CREATE OR REPLACE FUNCTION gpu_density_raster_combinefn(state geoacc_density_state, other geoacc_density_state)
 	RETURNS geoacc_density_state
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 1000;
 
@@ -60,13 +73,13 @@ BEGIN
 				args := args || ', ' || array_to_string(optional[1:n], ', ');
 			END IF;
 			types := regexp_replace(args, '(^|, )\w+ ', '\1', 'g');
-			EXECUTE format('CREATE FUNCTION gpu_density_raster_transfn(state geoacc_density_state, %s) '
+			EXECUTE format('CREATE OR REPLACE FUNCTION gpu_density_raster_transfn(state geoacc_density_state, %s) '
 				'RETURNS geoacc_density_state '
 				'AS ''MODULE_PATHNAME'', %L LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100', args,
 				CASE extent WHEN 'box2d' THEN 'gpu_density_raster_transfn' ELSE 'gpu_density_raster_transfn_geometry' END);
 			EXECUTE format('COMMENT ON FUNCTION gpu_density_raster_transfn(geoacc_density_state, %s) IS %L', types,
 				'transition function of gpu_density_raster');
-			EXECUTE format('CREATE AGGREGATE gpu_density_raster(%s) ('
+			EXECUTE format('CREATE OR REPLACE AGGREGATE gpu_density_raster(%s) ('
 				'SFUNC = gpu_density_raster_transfn, STYPE = geoacc_density_state, SSPACE = 16000000, '
 				'FINALFUNC = gpu_density_raster_finalfn, COMBINEFUNC = gpu_density_raster_combinefn, '
 				'PARALLEL = SAFE)', args);
@@ -80,13 +93,13 @@ BEGIN
 	END LOOP;
 END $$;
 
-CREATE FUNCTION geoacc_density_kernel(kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7)
+CREATE OR REPLACE FUNCTION geoacc_density_kernel(kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7)
 	RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'geoacc_density_kernel_weights' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION geoacc_density_kernel(text, int) IS
 	'normalized kernel_size x kernel_size weights that gpu_density_raster convolves the counts with';
 
-CREATE FUNCTION geoacc_raster_png(raster bytea, colormap text DEFAULT 'viridis', scale text DEFAULT 'log',
+CREATE OR REPLACE FUNCTION geoacc_raster_png(raster bytea, colormap text DEFAULT 'viridis', scale text DEFAULT 'log',
 	vmin float8 DEFAULT NULL, vmax float8 DEFAULT NULL, transparent_zero boolean DEFAULT false)
 	RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10000;

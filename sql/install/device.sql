@@ -1,6 +1,6 @@
 -- Devices and per-call statistics.
 
-CREATE FUNCTION geoacc_devices(
+CREATE OR REPLACE FUNCTION geoacc_devices(
 	OUT ordinal int,
 	OUT name text,
 	OUT compute_capability text,
@@ -15,7 +15,7 @@ CREATE FUNCTION geoacc_devices(
 COMMENT ON FUNCTION geoacc_devices() IS
 	'CUDA devices this session can see (no rows without a GPU): name, compute capability, memory (free memory only for the device this session uses), driver and runtime versions, and whether this session uses it (geoacc.gpu_devices)';
 
-CREATE FUNCTION geoacc_status(
+CREATE OR REPLACE FUNCTION geoacc_status(
 	OUT version text,
 	OUT build text,
 	OUT device_setting text,
@@ -29,7 +29,7 @@ CREATE FUNCTION geoacc_status(
 COMMENT ON FUNCTION geoacc_status() IS
 	'the geoacc version and build, geoacc.device, whether this session can use a GPU (and the CUDA error that says why not), the device memory one call may use, the CUDA ordinal of the GPU this session uses (geoacc.gpu_devices) and the backend''s process id';
 
-CREATE FUNCTION geoacc_stats(
+CREATE OR REPLACE FUNCTION geoacc_stats(
 	OUT function text,
 	OUT device text,
 	OUT calls bigint,
@@ -42,12 +42,12 @@ CREATE FUNCTION geoacc_stats(
 COMMENT ON FUNCTION geoacc_stats() IS
 	'geoacc calls of this session per function and device: count, items processed, total and last time in milliseconds, and calls that geoacc.device = auto ran on the CPU after the GPU failed';
 
-CREATE FUNCTION geoacc_stats_reset() RETURNS void
+CREATE OR REPLACE FUNCTION geoacc_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_stats_reset() IS
 	'clears this session''s geoacc_stats() and its counts in geoacc_backends()';
 
-CREATE FUNCTION geoacc_backends(
+CREATE OR REPLACE FUNCTION geoacc_backends(
 	OUT pid int,
 	OUT gpu_device int,
 	OUT gpu_calls bigint,

@@ -2,7 +2,7 @@
 -- simplify.
 
 -- The positional arguments after max_gap are ST_Simplify's (tolerance, preserve_collapsed).
-CREATE FUNCTION gpu_make_trajectories(
+CREATE OR REPLACE FUNCTION gpu_make_trajectories(
 	fixes_sql text,
 	max_gap interval,
 	tolerance float8 DEFAULT NULL,

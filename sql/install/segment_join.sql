@@ -1,6 +1,6 @@
 -- Distance-threshold join of trajectory segments (Gowanlock and Casanova).
 
-CREATE FUNCTION gpu_segment_join(a_sql text, b_sql text, distance float8, method text DEFAULT 'auto',
+CREATE OR REPLACE FUNCTION gpu_segment_join(a_sql text, b_sql text, distance float8, method text DEFAULT 'auto',
 	use_z boolean DEFAULT false)
 	RETURNS TABLE(a_id bigint, a_seg int, b_id bigint, b_seg int,
 		t_start float8, t_end float8, cpa_time float8, cpa_distance float8)
@@ -8,7 +8,7 @@ CREATE FUNCTION gpu_segment_join(a_sql text, b_sql text, distance float8, method
 COMMENT ON FUNCTION gpu_segment_join(text, text, float8, text, boolean) IS
 	'Pairs of segments of the trajectories of a_sql and b_sql (of a_sql, a_id < b_id, when b_sql is NULL) that come within distance (SRID units for geometry, metres for geography; 3D with use_z): segment k joins vertices k and k + 1, [t_start, t_end] is when they are within distance, cpa_time and cpa_distance their closest approach then; the queries return (id, trajectory LINESTRING M or ZM geometry or geography); method: spatial, temporal, spatiotemporal or auto';
 
-CREATE FUNCTION gpu_segment_join(a_ids bigint[], a geometry[], b_ids bigint[], b geometry[], distance float8,
+CREATE OR REPLACE FUNCTION gpu_segment_join(a_ids bigint[], a geometry[], b_ids bigint[], b geometry[], distance float8,
 	method text DEFAULT 'auto', use_z boolean DEFAULT false)
 	RETURNS TABLE(a_id bigint, a_seg int, b_id bigint, b_seg int,
 		t_start float8, t_end float8, cpa_time float8, cpa_distance float8)
@@ -16,7 +16,7 @@ CREATE FUNCTION gpu_segment_join(a_ids bigint[], a geometry[], b_ids bigint[], b
 COMMENT ON FUNCTION gpu_segment_join(bigint[], geometry[], bigint[], geometry[], float8, text, boolean) IS
 	'gpu_segment_join of the geometry trajectories of arrays rather than of inner queries (a_ids and a as many elements; b_ids and b NULL: a with itself, a_id < b_id): runs inside any query, such as the per-shard queries of a Citus distributed table grouped by its distribution column';
 
-CREATE FUNCTION gpu_segment_contacts(a_sql text, b_sql text, distance float8, method text DEFAULT 'auto',
+CREATE OR REPLACE FUNCTION gpu_segment_contacts(a_sql text, b_sql text, distance float8, method text DEFAULT 'auto',
 	use_z boolean DEFAULT false)
 	RETURNS TABLE(a_id bigint, b_id bigint, first_contact float8, last_contact float8,
 		time_within float8, min_distance float8, segment_pairs bigint)

@@ -2,7 +2,7 @@
 -- measures of a simplification.
 
 -- The positional arguments are ST_Simplify's (geom, tolerance, preserveCollapsed).
-CREATE FUNCTION gpu_dp_simplify(
+CREATE OR REPLACE FUNCTION gpu_dp_simplify(
 	traj geometry,
 	tolerance float8,
 	preserve_collapsed boolean DEFAULT false,
@@ -18,7 +18,7 @@ COMMENT ON FUNCTION gpu_dp_simplify(geometry, float8, boolean, boolean, boolean)
 	'Euclidean distance, use_z => true measures in 3D';
 
 -- geography: the tolerance in metres, the result a geography with the original vertices
-CREATE FUNCTION gpu_dp_simplify(
+CREATE OR REPLACE FUNCTION gpu_dp_simplify(
 	traj geography,
 	tolerance float8,
 	preserve_collapsed boolean DEFAULT false,
@@ -32,7 +32,7 @@ COMMENT ON FUNCTION gpu_dp_simplify(geography, float8, boolean, boolean, boolean
 	'line by line) of the partition, tolerance in metres (each line on its own gnomonic projection scaled to the WGS 84 '
 	'ellipsoid); kept vertices are the original ones, bit for bit';
 
-CREATE FUNCTION geoacc_dp_simplify(
+CREATE OR REPLACE FUNCTION geoacc_dp_simplify(
 	traj geometry,
 	tolerance float8,
 	preserve_collapsed boolean DEFAULT false,
@@ -45,7 +45,7 @@ COMMENT ON FUNCTION geoacc_dp_simplify(geometry, float8, boolean, boolean, boole
 	'gpu_dp_simplify for one trajectory in a scalar call (UPDATE, WHERE, views, generated columns): the same result, '
 	'without the batching of the window function';
 
-CREATE FUNCTION geoacc_dp_simplify(
+CREATE OR REPLACE FUNCTION geoacc_dp_simplify(
 	traj geography,
 	tolerance float8,
 	preserve_collapsed boolean DEFAULT false,
@@ -59,7 +59,7 @@ COMMENT ON FUNCTION geoacc_dp_simplify(geography, float8, boolean, boolean, bool
 	'window function';
 
 -- an untyped trajectory literal is a geometry, as in PostGIS (ST_Length(text) and the like)
-CREATE FUNCTION geoacc_dp_simplify(
+CREATE OR REPLACE FUNCTION geoacc_dp_simplify(
 	traj text,
 	tolerance float8,
 	preserve_collapsed boolean DEFAULT false,
@@ -71,7 +71,7 @@ CREATE FUNCTION geoacc_dp_simplify(
 COMMENT ON FUNCTION geoacc_dp_simplify(text, float8, boolean, boolean, boolean) IS
 	'geoacc_dp_simplify of a trajectory written as text (WKT or EWKT), read as a geometry';
 
-CREATE FUNCTION geoacc_compression_stats(
+CREATE OR REPLACE FUNCTION geoacc_compression_stats(
 	original geometry,
 	simplified geometry,
 	OUT compression_ratio float8,
@@ -83,7 +83,7 @@ COMMENT ON FUNCTION geoacc_compression_stats(geometry, geometry) IS
 	'quality of a simplification: compression ratio (share of vertices removed), rate of length loss, '
 	'and dynamic time warping distance between original and simplified (XY, in SRID units)';
 
-CREATE FUNCTION geoacc_dtw_distance(a geometry, b geometry)
+CREATE OR REPLACE FUNCTION geoacc_dtw_distance(a geometry, b geometry)
 	RETURNS float8
 	AS 'MODULE_PATHNAME', 'geoacc_dtw_distance'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
