@@ -29,7 +29,9 @@ INSTALL_SQL += sql/install/simplify.sql
 REGRESS = setup device ais
 REGRESS += density_raster density_raster_postgis geoacc_raster
 REGRESS += simplify
-REGRESS_OPTS = --inputdir=.
+# each test runs alone, in any order: the database starts with postgis and geoacc, and a test that needs the
+# AIS tables loads them when they are missing (test/data/ais_fixture.sql)
+REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=geoacc
 
 # twed: Time Warp Edit Distance
 OBJS += src/twed.o

@@ -1,11 +1,5 @@
--- The real AIS tracks every later test uses: loaded by test/data/load_ais.sql.
-\set ECHO none
-\set QUIET on
-SET client_min_messages = warning;
-\i test/data/load_ais.sql
-RESET client_min_messages;
-\set QUIET off
-\set ECHO all
+-- The real AIS tracks that many tests use, loaded by test/data/load_ais.sql.
+\i test/data/ais_fixture.sql
 
 SELECT source, count(*) AS tracks, sum(ST_NPoints(traj)) AS points
 FROM ais_tracks GROUP BY source ORDER BY source;

@@ -1,5 +1,6 @@
 -- gpu_density_raster, geoacc_density_kernel and geoacc_raster_png, without postgis_raster
 -- (density_raster_postgis reads the rasters with PostGIS itself).
+\i test/data/ais_fixture.sql
 
 -- Readers of the raster WKB that gpu_density_raster returns (little-endian): header fields at fixed
 -- offsets, float64 pixels row by row from byte 70.
@@ -228,7 +229,10 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-SET force_parallel_mode = on;
+-- force_parallel_mode is called debug_parallel_query from PostgreSQL 16 on
+SELECT CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'debug_parallel_query'
+	ELSE 'force_parallel_mode' END AS force_parallel \gset
+SET :force_parallel = on;
 EXPLAIN (COSTS OFF)
 SELECT gpu_density_raster(traj, 'BOX(369000 3984000,647000 4526000)'::box2d, 300, 600, 'gaussian', 31)
 FROM ais_tracks;
@@ -242,7 +246,7 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
-RESET force_parallel_mode;
+RESET :force_parallel;
 
 -- The state type geoacc_density_state: what Citus's workers send to the coordinator (as text) and
 -- parallel workers to the leader.  An aggregate without a final function shows the states; partial

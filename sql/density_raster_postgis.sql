@@ -2,6 +2,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis_raster;
 RESET client_min_messages;
+\i test/data/ais_fixture.sql
 
 -- a 4 x 3 raster of 2 x 1 cells over BOX(100 200, 108 203): what ST_RastFromWKB sees
 CREATE TEMP TABLE drp_small AS

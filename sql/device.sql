@@ -97,3 +97,6 @@ SELECT device, calls, fallbacks = (SELECT gpu_usable::int FROM geoacc_status()) 
 FROM geoacc_stats() WHERE function = 'gpu_twed_matrix';
 RESET geoacc.device;
 RESET geoacc.gpu_threshold;
+
+DROP FUNCTION geoacc_test_device_alloc_then_error(bigint), geoacc_test_memory_in_use(),
+	geoacc_test_fail_device_allocations(int);

@@ -4,6 +4,7 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis_raster;
 CREATE EXTENSION geoacc_raster;
 RESET client_min_messages;
+\i test/data/ais_fixture.sql
 
 -- the raster is the WKB form's, byte for byte: georeferenced (upper-left corner xmin ymax, scale, SRID),
 -- one 64BF band without nodata

@@ -1,6 +1,7 @@
 -- gpu_make_trajectories: trajectories from raw fixes, against the SQL pipeline a user writes without it
 -- (DISTINCT ON for duplicate times, lag() for gaps and jumps, ST_MakeLine ... ORDER BY, ST_Simplify), on the
 -- real AIS fixes of test/data/load_ais.sql and the whole-US day of MarineCadastre fixes.
+\i test/data/ais_fixture.sql
 
 -- A few fixes out of order: a duplicate time (the fix with the smaller X, then Y, is kept), a gap of more than
 -- a minute (a new part), a part of one fix (dropped, but counted in the numbering), NULLs and an empty point

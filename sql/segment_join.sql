@@ -4,6 +4,7 @@
 -- and ST_DistanceCPA over every pair of 2-point segments), and every bad
 -- input.  Outputs are exact values, booleans and counts, the same on the CPU
 -- and on the GPU.
+\i test/data/ais_fixture.sql
 
 CREATE TEMP TABLE hand (id int, traj geometry);
 INSERT INTO hand VALUES
@@ -61,6 +62,7 @@ FROM gpu_segment_join($$SELECT id::track_id, traj::track FROM (VALUES
 		(1, 'LINESTRING M (0 0 0, 10 0 10)'::geometry), (2, NULL), (3, 'LINESTRING M EMPTY'),
 		(4, ST_MakeLine(ARRAY[ST_MakePointM(0, 0, 5)])), (5, 'LINESTRING M (0 1 0, 10 1 10)')) v(id, traj)$$,
 	NULL, 2);
+DROP DOMAIN track_id, track;
 SELECT ST_NPoints(ST_MakeLine(ARRAY[ST_MakePointM(0, 0, 5)])) AS single_point;
 SELECT count(*) AS no_rows FROM gpu_segment_join('SELECT 1::bigint, NULL::geometry', NULL, 2);
 SELECT count(*) AS null_arguments FROM gpu_segment_join(NULL, NULL, 2);

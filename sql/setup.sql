@@ -1,4 +1,4 @@
--- Every later test runs in this database after this one.
+-- The extensions every test starts with (the Makefile has pg_regress create them), and the version.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
 RESET client_min_messages;
