@@ -32,6 +32,11 @@ REGRESS += simplify
 # each test runs alone, in any order: the database starts with postgis and geoacc, and a test that needs the
 # AIS tables loads them when they are missing (test/data/ais_fixture.sql)
 REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=geoacc
+# `make installcheck` runs the core tests (check-core, no server) first, then pg_regress; naming tests
+# (make installcheck REGRESS="simplify twed") runs only those pg_regress tests
+ifneq ($(origin REGRESS),command line)
+REGRESS_PREP = check-core
+endif
 
 # twed: Time Warp Edit Distance
 OBJS += src/twed.o
