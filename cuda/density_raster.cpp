@@ -8,6 +8,7 @@
  */
 #include "density_raster.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace geoacc
@@ -252,6 +253,32 @@ geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid
 		else
 			density_project_cpu(*grid, *points, sums);
 	});
+}
+
+extern "C" GeoaccDeviceNeed
+geoacc_density_project_need(const GeoaccDensityGrid *grid, uint32_t npoints, int with_values)
+{
+	DensityGeometry g = density_geometry(*grid, false);
+	uint64_t	row = density_row_bytes(g, with_values ? sizeof(int64_t) : sizeof(uint32_t));
+	uint64_t	point = density_point_bytes(with_values);
+	GeoaccDeviceNeed need;
+
+	need.bytes = row * g.rows + point * npoints;
+	/* a band and a batch, the batch with its predecessor */
+	need.least = std::min(need.bytes, row * std::min<uint64_t>(g.rows, DENSITY_LEAST_ROWS)
+						  + point * (std::min<uint64_t>(npoints, DENSITY_LEAST_POINTS) + 1));
+	return need;
+}
+
+extern "C" GeoaccDeviceNeed
+geoacc_density_convolve_need(uint32_t width, uint32_t height, int size, int sums)
+{
+	size_t		cell_size = sums ? sizeof(int64_t) : sizeof(uint32_t);
+	GeoaccDeviceNeed need;
+
+	need.bytes = density_convolve_bytes(width, height, size, cell_size);
+	need.least = density_convolve_bytes(width, std::min<uint64_t>(height, DENSITY_LEAST_ROWS), size, cell_size);
+	return need;
 }
 
 extern "C" GeoaccStatus

@@ -182,8 +182,8 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 	DensityGeometry g = density_geometry(grid, points.interpolate);
 	uint32_t	n = points.n;
 	bool		with_values = points.values != nullptr;
-	uint64_t	row_bytes = (uint64_t) g.columns * sizeof(T);
-	uint64_t	point_bytes = 2 * sizeof(double) + sizeof(uint8_t) + (with_values ? sizeof(double) : 0);
+	uint64_t	row_bytes = density_row_bytes(g, sizeof(T));
+	uint64_t	point_bytes = density_point_bytes(with_values);
 	uint64_t	available = geoacc_gpu_memory_available();
 	uint32_t	band_rows = g.rows;
 	uint32_t	batch = n;
@@ -264,7 +264,7 @@ density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const doub
 	uint64_t	halo_bytes = 2 * h * in_row_bytes;
 	uint32_t	band_rows = height;
 
-	if ((in_row_bytes + out_row_bytes) * height + halo_bytes > available)
+	if (density_convolve_bytes(width, height, size, sizeof(T)) > available)
 		band_rows = (uint32_t) std::min<uint64_t>(
 			height, std::max<uint64_t>(1, (available > halo_bytes ? available - halo_bytes : 0) /
 									   (in_row_bytes + out_row_bytes)));

@@ -61,6 +61,37 @@ density_geometry(const GeoaccDensityGrid &grid, bool interpolate)
 						   grid.width + 2 * grid.margin, grid.height + 2 * grid.margin, interpolate};
 }
 
+/* Device bytes of the projection per grid row of cells (of cell_size bytes each) and per point. */
+inline uint64_t
+density_row_bytes(const DensityGeometry &g, size_t cell_size)
+{
+	return (uint64_t) g.columns * cell_size;
+}
+
+inline uint64_t
+density_point_bytes(bool with_values)
+{
+	return 2 * sizeof(double) + sizeof(uint8_t) + (with_values ? sizeof(double) : 0);
+}
+
+/*
+ * Device bytes of the convolution of a band of `rows` raster rows: the grid
+ * rows it reads (the band and size - 1 rows of halo) and its output.
+ */
+inline uint64_t
+density_convolve_bytes(uint32_t width, uint64_t rows, int size, size_t cell_size)
+{
+	uint64_t	grid_columns = (uint64_t) width + size - 1;
+
+	return (rows + size - 1) * grid_columns * cell_size + rows * width * sizeof(double);
+}
+
+/* The least a projection or a convolution is given on the GPU: bands of this many rows... */
+constexpr uint64_t DENSITY_LEAST_ROWS = 64;
+
+/* ... and batches of this many points. */
+constexpr uint64_t DENSITY_LEAST_POINTS = uint64_t(1) << 20;
+
 GEOACC_HD double
 density_u(const DensityGeometry &g, double x)
 {

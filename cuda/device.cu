@@ -24,6 +24,9 @@ cudaStream_t geoacc_stream;
 uint64_t	memory_limit_setting;	/* 0: automatic */
 uint64_t	memory_limit_auto;		/* 90% of free memory at init */
 uint64_t	memory_in_use;
+uint64_t	device_memory;			/* the device's total memory */
+uint64_t	reservation;			/* geoacc_gpu_set_reservation(): 0, none */
+uint64_t	reservation_base;		/* memory in use when it began */
 std::unordered_map<void *, size_t> *live_allocations;
 
 /* Errors after which the CUDA context is unusable for this process. */
@@ -59,9 +62,12 @@ int			device_choice_count = 0;
 int			device_slot = 0;
 int			current_device = -1;
 
+/* A reservation from the server's budget caps the call; else the setting or the automatic cap. */
 uint64_t
 memory_limit()
 {
+	if (reservation > 0)
+		return reservation_base + reservation;
 	return memory_limit_setting ? memory_limit_setting : memory_limit_auto;
 }
 
@@ -143,6 +149,7 @@ require_gpu()
 		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
 	}
 	memory_limit_auto = free_bytes / 10 * 9;
+	device_memory = total_bytes;
 	live_allocations = new std::unordered_map<void *, size_t>();
 	current_device = ordinal;
 	gpu_state = GpuState::READY;
@@ -293,6 +300,19 @@ extern "C" void
 geoacc_gpu_set_memory_limit(uint64_t bytes)
 {
 	memory_limit_setting = bytes;
+}
+
+extern "C" void
+geoacc_gpu_set_reservation(uint64_t bytes)
+{
+	reservation = bytes;
+	reservation_base = memory_in_use;
+}
+
+extern "C" uint64_t
+geoacc_gpu_device_memory(void)
+{
+	return gpu_state == GpuState::READY ? device_memory : 0;
 }
 
 extern "C" void

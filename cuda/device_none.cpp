@@ -41,6 +41,8 @@ geoacc_gpu_device_info(int, GeoaccDeviceInfo *)
 }
 
 extern "C" void geoacc_gpu_set_memory_limit(uint64_t) {}
+extern "C" void geoacc_gpu_set_reservation(uint64_t) {}
+extern "C" uint64_t geoacc_gpu_device_memory(void) { return 0; }
 extern "C" uint64_t geoacc_gpu_memory_limit(void) { return 0; }
 extern "C" void geoacc_gpu_fail_allocations(int) {}
 extern "C" uint64_t geoacc_gpu_memory_available(void) { return 0; }

@@ -108,6 +108,30 @@ GeoaccStatus geoacc_gpu_device_info(int ordinal, GeoaccDeviceInfo *info);
  */
 void		geoacc_gpu_set_memory_limit(uint64_t bytes);
 
+/*
+ * The cap of one call that reserved `bytes` from a budget shared with other
+ * processes: until geoacc_gpu_set_reservation(0), geoacc's allocations may
+ * add up to `bytes` beyond what this process held when it was set, whatever
+ * geoacc_gpu_set_memory_limit() says.
+ */
+void		geoacc_gpu_set_reservation(uint64_t bytes);
+
+/* Total memory of the device this process uses, in bytes (0 before geoacc_gpu_init() succeeded). */
+uint64_t	geoacc_gpu_device_memory(void);
+
+/*
+ * Device memory an operation's GPU path takes: `bytes` for its input in one
+ * piece, `least` the least it still runs with on the GPU, in chunks (equal
+ * to `bytes` for an operation that would rather not be cut).  A caller
+ * sharing the device with other processes reserves between the two before
+ * the operation runs.
+ */
+typedef struct GeoaccDeviceNeed
+{
+	uint64_t	bytes;
+	uint64_t	least;
+} GeoaccDeviceNeed;
+
 /* Tests: make the next `count` device allocations fail as if the device were full. */
 void		geoacc_gpu_fail_allocations(int count);
 
@@ -231,6 +255,13 @@ GeoaccStatus geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid
 GeoaccStatus geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid,
 										   const GeoaccDensityPoints *points, int64_t *sums);
 
+/*
+ * Device memory of a projection of npoints points on the GPU (with_values:
+ * geoacc_density_project_values()): the cells and the points in one piece,
+ * or at least a band of rows and a batch of points.
+ */
+GeoaccDeviceNeed geoacc_density_project_need(const GeoaccDensityGrid *grid, uint32_t npoints, int with_values);
+
 typedef enum GeoaccDensityKernel
 {
 	GEOACC_KERNEL_UNIFORM = 0,
@@ -267,6 +298,9 @@ GeoaccStatus geoacc_density_convolve(GeoaccDevice device, uint32_t width, uint32
 GeoaccStatus geoacc_density_convolve_sums(GeoaccDevice device, uint32_t width, uint32_t height,
 										  const int64_t *sums, GeoaccDensityKernel kernel, int size,
 										  double *out);
+
+/* Device memory of a convolution on the GPU: the whole grid, or at least a band of rows. */
+GeoaccDeviceNeed geoacc_density_convolve_need(uint32_t width, uint32_t height, int size, int sums);
 
 /* -------------------------------------------------------------- simplify */
 
@@ -380,6 +414,9 @@ typedef struct GeoaccTwedSet
 GeoaccStatus geoacc_twed(GeoaccDevice device, const GeoaccTwedSet *a, const GeoaccTwedSet *b,
 						 const GeoaccTwedParams *params, double *distances);
 
+/* Device memory of geoacc_twed() on the GPU (b NULL: the pairs of a). */
+GeoaccDeviceNeed geoacc_twed_need(const GeoaccTwedSet *a, const GeoaccTwedSet *b, const GeoaccTwedParams *params);
+
 /*
  * Work (rough arithmetic operations) between two interrupt polls of
  * geoacc_twed: per kernel launch on the GPU, per poll on the CPU.  0 (the
@@ -453,6 +490,9 @@ typedef struct GeoaccSegmentJoin GeoaccSegmentJoin;
 GeoaccStatus geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a,
 									  const GeoaccTrajectories *b, double distance,
 									  GeoaccJoinMethod method, GeoaccSegmentJoin **join);
+
+/* Device memory of a join of a with b (NULL: a self-join) on the GPU. */
+GeoaccDeviceNeed geoacc_segment_join_need(const GeoaccTrajectories *a, const GeoaccTrajectories *b);
 
 /*
  * Up to `capacity` (> 0) next rows into rows[], ordered by (a_traj, a_seg,
@@ -549,6 +589,9 @@ typedef struct GeoaccMeshClipTiming
  */
 GeoaccStatus geoacc_mesh_clip(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *boxes,
 							  uint32_t nboxes, GeoaccMeshResult *results, GeoaccMeshClipTiming *timing);
+
+/* Device memory of clipping a mesh on the GPU (the boxes are clipped one after another). */
+GeoaccDeviceNeed geoacc_mesh_clip_need(const GeoaccMesh *mesh);
 
 /* Free what a result holds and zero it (NULL and zeroed results are fine). */
 void		geoacc_mesh_result_free(GeoaccMeshResult *result);

@@ -260,6 +260,24 @@ geoacc_mesh_clip(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *b
 	return status;
 }
 
+/*
+ * The vertices, the faces, every face in one chunk with its worst-case
+ * output (half the memory at hand goes to a chunk) and the assembly of the
+ * used vertices; at least the vertices and a smallest chunk.
+ */
+extern "C" GeoaccDeviceNeed
+geoacc_mesh_clip_need(const GeoaccMesh *mesh)
+{
+	const uint32_t k = mesh->nattributes;
+	const uint64_t vertices = mesh_vertex_device_bytes(mesh->nvertices, k);
+	GeoaccDeviceNeed need;
+
+	need.bytes = vertices + (uint64_t) mesh->ntriangles * 12 + 2 * (uint64_t) mesh->ntriangles * chunk_bytes_per_face(k)
+		+ (uint64_t) mesh->nvertices * (28 + 4 * (uint64_t) k) + (UINT64_C(1) << 20);
+	need.least = std::min(need.bytes, vertices + 2 * MESH_CLIP_LEAST_CHUNK * chunk_bytes_per_face(k));
+	return need;
+}
+
 extern "C" double
 geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n)
 {

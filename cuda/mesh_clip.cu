@@ -42,13 +42,6 @@ namespace
 
 constexpr unsigned THREADS = 256;
 
-/* Device bytes per face of a chunk, at worst: indices, counts, offsets, 7 triangles and 9 new points. */
-uint64_t
-chunk_bytes_per_face(uint32_t k)
-{
-	return 12 + 16 + 7 * 12 + 9 * (8 + 24 + 4 * (uint64_t) k);
-}
-
 double
 ms_since(std::chrono::steady_clock::time_point t)
 {
@@ -480,12 +473,12 @@ mesh_clip_gpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, G
 {
 	GeoaccMeshClipTiming &t = *timing;
 	const uint32_t k = mesh.nattributes;
-	const uint64_t vertex_bytes = (uint64_t) mesh.nvertices * (24 + 4 * (uint64_t) k + 2);
+	const uint64_t vertex_bytes = mesh_vertex_device_bytes(mesh.nvertices, k);
 	const uint64_t face_bytes = (uint64_t) mesh.ntriangles * 12;
 	const uint64_t avail = geoacc_gpu_memory_available();
 
 	/* the vertices must stay on the device with room for a useful chunk; else the CPU twin clips */
-	if (vertex_bytes + 1024 * chunk_bytes_per_face(k) > avail)
+	if (vertex_bytes + MESH_CLIP_LEAST_CHUNK * chunk_bytes_per_face(k) > avail)
 	{
 		mesh_clip_cpu(mesh, boxes, nboxes, results);
 		t.cpu_triangles += (uint64_t) mesh.ntriangles * nboxes;

@@ -49,6 +49,23 @@ constexpr uint32_t MESH_CLIP_NEW = 1u << 31;
 /* Keys of new points: EDGE (a << 34 | b << 5 | plane), FACE (this bit | slot). */
 constexpr uint64_t MESH_CLIP_FACE_KEY = uint64_t(1) << 63;
 
+/* Device bytes of the vertices kept on the device: positions, attributes (k floats), outcode and used flag. */
+inline uint64_t
+mesh_vertex_device_bytes(uint32_t nvertices, uint32_t k)
+{
+	return (uint64_t) nvertices * (24 + 4 * (uint64_t) k + 2);
+}
+
+/* Device bytes per face of a chunk, at worst: indices, counts, offsets, 7 triangles and 9 new points. */
+inline uint64_t
+chunk_bytes_per_face(uint32_t k)
+{
+	return 12 + 16 + 7 * 12 + 9 * (8 + 24 + 4 * (uint64_t) k);
+}
+
+/* Faces of the smallest chunk worth the GPU: with less room the CPU twin clips the mesh. */
+constexpr uint64_t MESH_CLIP_LEAST_CHUNK = 1024;
+
 enum MeshPointKind : uint8_t
 {
 	MESH_POINT_VERTEX,

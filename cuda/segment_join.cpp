@@ -574,6 +574,39 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 	});
 }
 
+/* Segments of a set of trajectories: one fewer than the points of each. */
+static uint64_t
+segment_count(const GeoaccTrajectories &t)
+{
+	uint64_t	n = 0;
+
+	for (uint32_t i = 0; i < t.ntrajectories; i++)
+		n += t.offsets[i + 1] > t.offsets[i] ? t.offsets[i + 1] - t.offsets[i] - 1 : 0;
+	return n;
+}
+
+/*
+ * One chunk for all entries, their index taken at one insertion each (a
+ * spatial grid that inserts long segments in several cells cuts them into
+ * more chunks), and one block for all queries.
+ */
+extern "C" GeoaccDeviceNeed
+geoacc_segment_join_need(const GeoaccTrajectories *a, const GeoaccTrajectories *b)
+{
+	const uint64_t queries = segment_count(*a);
+	const uint64_t entries = b ? segment_count(*b) : queries;
+	IndexPlan	plan;
+	const uint64_t block = std::min(queries, MAX_BLOCK_QUERIES);
+	const uint64_t slots = std::min(MAX_BATCH_SLOTS, block * join_query_slots(DEFAULT_QUERY_SLOTS));
+	GeoaccDeviceNeed need;
+
+	plan.method = GEOACC_JOIN_TEMPORAL;
+	need.bytes = 2 * (entries * sizeof(JoinSegment) + index_device_bytes(plan, entries))
+		+ std::max(2 * slots * SLOT_BYTES, 4 * block * QUERY_BYTES);
+	need.least = std::min(need.bytes, JOIN_LEAST_BYTES);
+	return need;
+}
+
 extern "C" GeoaccStatus
 geoacc_segment_join_next(GeoaccSegmentJoin *join, GeoaccJoinRow *rows, uint32_t capacity, uint32_t *count)
 {

@@ -42,22 +42,6 @@ namespace
 constexpr unsigned THREADS = 256;
 constexpr uint32_t NO_QUERY = UINT32_MAX;
 
-/* Candidate slots per query of the first pass, and of a batch at most. */
-constexpr uint32_t DEFAULT_QUERY_SLOTS = 32;
-constexpr uint64_t MAX_BATCH_SLOTS = uint64_t(1) << 26;
-
-/* Queries per block at most (bounds the first pass and the host's share of rows). */
-constexpr uint64_t MAX_BLOCK_QUERIES = uint64_t(1) << 20;
-
-/*
- * Device bytes per candidate slot: entry, query, flag, selected slot, two
- * keys and a slot for the sort, the row, and the sort's scratch.
- */
-constexpr uint64_t SLOT_BYTES = 4 + 4 + 1 + 4 + 2 * 8 + 4 + sizeof(GeoaccJoinRow) + 24;
-
-/* Per query of a block: the segment, its count, its overflow flag. */
-constexpr uint64_t QUERY_BYTES = sizeof(JoinSegment) + 4 + 1;
-
 double
 now_ms()
 {

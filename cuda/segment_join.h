@@ -653,6 +653,32 @@ public:
 	virtual uint64_t block_queries() const = 0;
 };
 
+/*
+ * The GPU runner's device memory.  Half of the memory at hand holds the
+ * entries with their index, in as few chunks as fit; the rest a block of
+ * queries (a quarter of it at most) and the candidate slots of a batch
+ * (half of it at most).
+ */
+
+/* Candidate slots per query of the first pass, and of a batch at most. */
+constexpr uint32_t DEFAULT_QUERY_SLOTS = 32;
+constexpr uint64_t MAX_BATCH_SLOTS = uint64_t(1) << 26;
+
+/* Queries per block at most (bounds the first pass and the host's share of rows). */
+constexpr uint64_t MAX_BLOCK_QUERIES = uint64_t(1) << 20;
+
+/*
+ * Device bytes per candidate slot: entry, query, flag, selected slot, two
+ * keys and a slot for the sort, the row, and the sort's scratch.
+ */
+constexpr uint64_t SLOT_BYTES = 4 + 4 + 1 + 4 + 2 * 8 + 4 + sizeof(GeoaccJoinRow) + 24;
+
+/* Per query of a block: the segment, its count, its overflow flag. */
+constexpr uint64_t QUERY_BYTES = sizeof(JoinSegment) + 4 + 1;
+
+/* The least the GPU runner is given: chunks of a few million entries, blocks of thousands of queries. */
+constexpr uint64_t JOIN_LEAST_BYTES = uint64_t(256) << 20;
+
 /* Candidate slots per query and per batch: geoacc_segment_join_set_buffers() (0: default). */
 uint32_t	join_query_slots(uint32_t default_slots);
 uint64_t	join_batch_slots(uint64_t default_slots);

@@ -329,6 +329,36 @@ geoacc_twed_set_poll_ops(uint64_t ops)
 	poll_ops_setting = ops;
 }
 
+/*
+ * Room for each set as one group and for the longest pair in one block,
+ * and for a launch's scratch and distances; at least a few tens of
+ * megabytes, within which groups and long pairs are cut smaller.
+ */
+extern "C" GeoaccDeviceNeed
+geoacc_twed_need(const GeoaccTwedSet *a, const GeoaccTwedSet *b, const GeoaccTwedParams *params)
+{
+	const size_t value_size = params->float32 ? sizeof(float) : sizeof(double);
+	const int	k = (int) a->dims;
+	const GeoaccTwedSet *sets[2] = {a, b ? b : a};
+	uint64_t	set_bytes[2] = {0, 0},
+				longest[2] = {0, 0};
+	GeoaccDeviceNeed need;
+
+	for (int i = 0; i < 2; i++)
+		for (uint32_t s = 0; s < sets[i]->count; s++)
+		{
+			const uint64_t n = sets[i]->offsets[s + 1] - sets[i]->offsets[s];
+
+			set_bytes[i] += twed_group_series_bytes(n, k, value_size, params->float32);
+			longest[i] = std::max(longest[i], n);
+		}
+	need.bytes = std::max(TWED_GROUP_SHARE * std::max(set_bytes[0], set_bytes[1]),
+						  TWED_LONG_PAIR_SHARE * (longest[0] + longest[1]) * twed_long_pair_point_bytes(k, value_size))
+		+ TWED_LAUNCH_BYTES;
+	need.least = std::min(need.bytes, TWED_LEAST_BYTES);
+	return need;
+}
+
 extern "C" GeoaccStatus
 geoacc_twed(GeoaccDevice device, const GeoaccTwedSet *a, const GeoaccTwedSet *b,
 			const GeoaccTwedParams *params, double *distances)

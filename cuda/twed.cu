@@ -33,8 +33,7 @@ template <class T>
 uint64_t
 series_bytes(const TwedSeriesSet<T> &set, uint32_t s)
 {
-	return set.length(s) * ((uint64_t) set.dims + 2) * sizeof(T) + sizeof(long long)
-		+ (set.origin(s) ? ((uint64_t) set.dims + 1) * sizeof(double) : 0);
+	return twed_group_series_bytes(set.length(s), set.dims, sizeof(T), set.origin(s) != nullptr);
 }
 
 /* Consecutive runs of the fitting series of a set, each within `budget` bytes. */
@@ -66,7 +65,7 @@ void
 twed_gpu_t(const TwedJob<T> &job, double *distances)
 {
 	const uint64_t avail = geoacc_gpu_memory_available();
-	const uint64_t group_budget = avail / 4;
+	const uint64_t group_budget = avail / TWED_GROUP_SHARE;
 	TwedPairRouting<T> routing;
 
 	if (job.pairs() == 0)
@@ -141,10 +140,10 @@ twed_gpu_t(const TwedJob<T> &job, double *distances)
 			{
 				/* float32: the rows moved into the frame of the columns here, not in the kernel */
 				twed_move_series(rs, ri, cs.origin(ci), moved);
-				distances[q] = twed_long_pair_gpu(job, moved, 0, cs, ci, avail / 2);
+				distances[q] = twed_long_pair_gpu(job, moved, 0, cs, ci, avail / TWED_LONG_PAIR_SHARE);
 			}
 			else
-				distances[q] = twed_long_pair_gpu(job, rs, ri, cs, ci, avail / 2);
+				distances[q] = twed_long_pair_gpu(job, rs, ri, cs, ci, avail / TWED_LONG_PAIR_SHARE);
 		}
 }
 

@@ -353,6 +353,32 @@ twed_cell_ops(int k, TwedMetric metric)
 }
 
 /*
+ * Device memory on the GPU.  Short pairs run block by block of two groups of
+ * series, each group within 1 / TWED_GROUP_SHARE of the memory at hand; a
+ * long pair runs within 1 / TWED_LONG_PAIR_SHARE of it.
+ */
+constexpr uint64_t TWED_GROUP_SHARE = 4;
+constexpr uint64_t TWED_LONG_PAIR_SHARE = 2;
+
+/* Room asked for a launch's scratch and distances beyond the groups, and the least a call is given. */
+constexpr uint64_t TWED_LAUNCH_BYTES = uint64_t(16) << 20;
+constexpr uint64_t TWED_LEAST_BYTES = uint64_t(64) << 20;
+
+/* Bytes of a series of n points of k values in a group: values, time, deletion cost, its offset and frame. */
+inline uint64_t
+twed_group_series_bytes(uint64_t n, int k, size_t value_size, bool framed)
+{
+	return n * ((uint64_t) k + 2) * value_size + sizeof(long long) + (framed ? ((uint64_t) k + 1) * sizeof(double) : 0);
+}
+
+/* Bytes per row or column of a long pair: values, time, deletion cost, edge; bands add a corner and a flag. */
+inline uint64_t
+twed_long_pair_point_bytes(int k, size_t value_size)
+{
+	return (uint64_t) (k + 4) * value_size + 8;
+}
+
+/*
  * A set of series prepared for the kernels: values and times in T (float:
  * relative to the first point of their series, whose float64 values and
  * time are in `origins`), and del[p] = the cost of deleting point p after

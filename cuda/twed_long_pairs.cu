@@ -196,8 +196,7 @@ long_pair(const TwedJob<T> &job, const TwedSeriesSet<T> &rs, uint32_t ri, const 
 	const long long m = (long long) cs.length(ci);
 	const uint64_t cell_ops = twed_cell_ops(k, job.metric);
 	const uint64_t launch_ops = twed_poll_ops(LAUNCH_OPS);
-	/* per row or column: values, time, deletion cost, edge; bands add a corner and a flag */
-	const uint64_t per_point = (uint64_t) (k + 4) * sizeof(T) + 8;
+	const uint64_t per_point = twed_long_pair_point_bytes(k, sizeof(T));
 	long long	block_rows = n,
 				block_cols = m;
 

@@ -401,6 +401,7 @@ StateFlush(DensityState *state)
 	if (state->npoints == 0)
 		return;
 	GeoaccCallBegin(&call, "gpu_density_raster (projection)", state->npoints);
+	GeoaccCallReserve(&call, geoacc_density_project_need(&state->h.args.grid, state->npoints, sums));
 	do
 	{
 		status = sums ? geoacc_density_project_values(call.device, &state->h.args.grid, &points, state->cells)
@@ -946,6 +947,8 @@ StatePixels(DensityState *state)
 	StateFlush(state);
 	WarnIfEmpty(state);
 	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height);
+	GeoaccCallReserve(&call, geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
+														  StateHasSums(args)));
 	do
 	{
 		status = StateHasSums(args)

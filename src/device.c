@@ -158,7 +158,7 @@ GeoaccCheck(GeoaccStatus status)
 uint64
 GeoaccDeviceMemoryAvailable(void)
 {
-	return geoacc_gpu_memory_available();
+	return GeoaccBudgetActive() ? GeoaccCallMemoryCap() : geoacc_gpu_memory_available();
 }
 
 static void
@@ -218,7 +218,8 @@ geoacc_devices(PG_FUNCTION_ARGS)
 
 /*
  * geoacc_status(): what this build is and whether this session can use a
- * GPU, with the reason when it cannot, and which GPU it uses (initialises
+ * GPU, with the reason when it cannot, which GPU it uses, the memory one
+ * call may use and the server's memory budget of that GPU (initialises
  * CUDA in this backend)
  */
 PG_FUNCTION_INFO_V1(geoacc_status);
@@ -226,10 +227,13 @@ Datum
 geoacc_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[10];
+	bool		nulls[10] = {false};
 	int			runtime = geoacc_cuda_runtime_version();
 	GeoaccStatus status = GpuInit();
+	uint64		budget = 0,
+				reserved = 0;
+	bool		has_budget = status == GEOACC_OK && GeoaccBudgetOfMyGpu(&budget, &reserved);
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -240,11 +244,15 @@ geoacc_status(PG_FUNCTION_ARGS)
 	values[3] = BoolGetDatum(status == GEOACC_OK);
 	values[4] = CStringGetTextDatum(geoacc_status_message());
 	nulls[4] = status == GEOACC_OK;
-	values[5] = Int64GetDatum((int64) geoacc_gpu_memory_limit());
+	values[5] = Int64GetDatum((int64) GeoaccCallMemoryCap());
 	nulls[5] = status != GEOACC_OK;
 	values[6] = Int32GetDatum(geoacc_gpu_current_device());
 	nulls[6] = status != GEOACC_OK;
 	values[7] = Int32GetDatum(MyProcPid);
+	values[8] = Int64GetDatum((int64) budget);
+	nulls[8] = !has_budget;
+	values[9] = Int64GetDatum((int64) reserved);
+	nulls[9] = !has_budget;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 

@@ -17,12 +17,13 @@ PG_MODULE_MAGIC;
 int			geoacc_device_setting = GEOACC_SETTING_AUTO;
 int			geoacc_gpu_threshold = 100000;
 int			geoacc_gpu_memory_limit_mb = -1;
+int			geoacc_gpu_memory_total_mb = -1;
+int			geoacc_gpu_memory_wait_ms = 60000;
 char	   *geoacc_gpu_devices = NULL;
 const GeoaccDeviceList *geoacc_gpu_device_list = NULL;
 
-/* geoacc.gpu_devices: at most this many ordinals, each below this */
+/* geoacc.gpu_devices: at most this many ordinals */
 #define MAX_LISTED_DEVICES 64
-#define MAX_DEVICE_ORDINAL 1024
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GEOACC_SETTING_AUTO, false},
@@ -38,6 +39,15 @@ check_gpu_memory_limit(int *newval, void **extra, GucSource source)
 	if (*newval != 0)
 		return true;
 	GUC_check_errdetail("geoacc.gpu_memory_limit must be at least 1MB, or -1 for the automatic limit.");
+	return false;
+}
+
+static bool
+check_gpu_memory_total(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0)
+		return true;
+	GUC_check_errdetail("geoacc.gpu_memory_total must be at least 1MB, or -1 for 3/4 of each GPU's memory.");
 	return false;
 }
 
@@ -65,10 +75,10 @@ check_gpu_devices(char **newval, void **extra, GucSource source)
 		char	   *end;
 		long		ordinal = strtol(p, &end, 10);
 
-		if (end == p || !(*p >= '0' && *p <= '9') || ordinal >= MAX_DEVICE_ORDINAL)
+		if (end == p || !(*p >= '0' && *p <= '9') || ordinal >= GEOACC_MAX_DEVICES)
 		{
 			GUC_check_errdetail("geoacc.gpu_devices must be empty or a list of CUDA device ordinals "
-								"from 0 to %d separated by commas, such as \"0,1\".", MAX_DEVICE_ORDINAL - 1);
+								"from 0 to %d separated by commas, such as \"0,1\".", GEOACC_MAX_DEVICES - 1);
 			free(list);
 			return false;
 		}
@@ -97,7 +107,7 @@ check_gpu_devices(char **newval, void **extra, GucSource source)
 		else if (*p != '\0')
 		{
 			GUC_check_errdetail("geoacc.gpu_devices must be empty or a list of CUDA device ordinals "
-								"from 0 to %d separated by commas, such as \"0,1\".", MAX_DEVICE_ORDINAL - 1);
+								"from 0 to %d separated by commas, such as \"0,1\".", GEOACC_MAX_DEVICES - 1);
 			free(list);
 			return false;
 		}
@@ -137,11 +147,29 @@ _PG_init(void)
 
 	DefineCustomIntVariable("geoacc.gpu_memory_limit",
 							"Device memory one geoacc call may use; larger inputs are processed in chunks.",
-							"-1 means 90% of the device memory free when the backend first uses the GPU.",
+							"-1 means the whole of geoacc.gpu_memory_total when geoacc is preloaded, else 90% of "
+							"the device memory free when the backend first uses the GPU.",
 							&geoacc_gpu_memory_limit_mb,
 							-1, -1, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MB,
 							check_gpu_memory_limit, assign_gpu_memory_limit, NULL);
+
+	DefineCustomIntVariable("geoacc.gpu_memory_total",
+							"Device memory the sessions of the server may use together, per GPU.",
+							"-1 means 3/4 of each GPU's memory. Needs geoacc in shared_preload_libraries; "
+							"set it in postgresql.conf (a reload changes it).",
+							&geoacc_gpu_memory_total_mb,
+							-1, -1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MB,
+							check_gpu_memory_total, NULL, NULL);
+
+	DefineCustomIntVariable("geoacc.gpu_memory_wait",
+							"How long a call under geoacc.device = gpu waits for its share of geoacc.gpu_memory_total.",
+							"0 means not at all: the call fails at once when the budget is taken.",
+							&geoacc_gpu_memory_wait_ms,
+							60000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("geoacc.gpu_devices",
 							   "GPUs geoacc sessions use, as CUDA device ordinals.",
@@ -155,6 +183,7 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("geoacc");
 
+	GeoaccBudgetInit();
 	GeoaccDeviceInit();
 	GeoaccStatsInit();
 }

@@ -32,6 +32,11 @@ typedef enum GeoaccDeviceSetting
 extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
 extern int	geoacc_gpu_memory_limit_mb;	/* -1: automatic */
+extern int	geoacc_gpu_memory_total_mb;	/* -1: automatic */
+extern int	geoacc_gpu_memory_wait_ms;
+
+/* CUDA ordinals geoacc.gpu_devices may list, and GPUs the memory budget counts: 0 .. this - 1 */
+#define GEOACC_MAX_DEVICES 1024
 
 /* geoacc.gpu_devices, parsed: the CUDA ordinals a session picks from (count 0: every visible device) */
 typedef struct GeoaccDeviceList
@@ -60,7 +65,10 @@ void		GeoaccCheck(GeoaccStatus status);
 /* The WARNING, once per session, that a CUDA error disabled the GPU. */
 void		GeoaccWarnIfDisabled(void);
 
-/* Device memory one operation may use now (0 without a GPU). */
+/*
+ * Device memory one operation may use: with the server's memory budget the
+ * most a call may reserve, else what the cap leaves now (0 without a GPU).
+ */
 uint64		GeoaccDeviceMemoryAvailable(void);
 
 /*
@@ -78,7 +86,9 @@ typedef struct GeoaccCall
 	GeoaccDevice device;
 	int64		items;
 	instr_time	start;
-	bool		fell_back;		/* moved to the CPU after the GPU failed */
+	bool		fell_back;		/* moved to the CPU: the GPU failed, or the memory budget was taken */
+	bool		waited;			/* waited for the memory budget */
+	double		wait_ms;
 } GeoaccCall;
 
 /* Choose the device for `work` items and start the clock. */
@@ -94,11 +104,44 @@ void		GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work);
  */
 bool		GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status);
 
-/* Stop the clock and add the call to this backend's statistics. */
+/* Stop the clock, give back the call's memory reservation and add the call to this backend's statistics. */
 void		GeoaccCallEnd(GeoaccCall *call);
 
 /* From _PG_init: shared memory for geoacc_backends() when geoacc is preloaded. */
 void		GeoaccStatsInit(void);
+
+/* What this backend holds of the memory budget now, for geoacc_backends(). */
+void		GeoaccPublishReserved(uint64 bytes);
+
+/* ------------------------------------------- the memory budget (budget.c) */
+
+/* From _PG_init: geoacc.gpu_memory_total and geoacc.gpu_memory_wait, shared memory when preloaded. */
+void		GeoaccBudgetInit(void);
+
+/* Whether the server's backends share a memory budget (geoacc preloaded). */
+bool		GeoaccBudgetActive(void);
+
+/*
+ * Before the GPU part of a call allocates anything (call->device GPU; else
+ * nothing happens): with the server's memory budget, reserve from its GPU's
+ * budget between need.least and need.bytes, each at most the cap of one
+ * call (geoacc.gpu_memory_limit), and cap the core at the reservation.
+ * When the budget cannot serve that: under geoacc.device = auto the call
+ * moves to the CPU (counted as a fallback, with a LOG line); under gpu it
+ * waits up to geoacc.gpu_memory_wait, then raises an ERROR.  Without the
+ * budget the cap of one call alone holds.  At most one reservation at a
+ * time: release it (or end the call) before the next.
+ */
+void		GeoaccCallReserve(GeoaccCall *call, GeoaccDeviceNeed need);
+
+/* Give the call's reservation back (ERROR, cancel and backend exit do so too). */
+void		GeoaccCallRelease(GeoaccCall *call);
+
+/* The device memory one call may use on this session's GPU (0 before it has one). */
+uint64		GeoaccCallMemoryCap(void);
+
+/* The budget of this session's GPU and what all backends hold of it; false without a budget or a GPU. */
+bool		GeoaccBudgetOfMyGpu(uint64 *total, uint64 *reserved);
 
 /* ------------------------------------------ older declarations (upgrade.c) */
 

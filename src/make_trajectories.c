@@ -457,6 +457,7 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	GeoaccFixes core_fixes;
 	GeoaccMakeTrajectoriesTiming spent;
 	GeoaccCall	call;
+	GeoaccDeviceNeed need;
 	GeoaccStatus status;
 	PartsHolder *holder;
 	instr_time	start;
@@ -490,6 +491,8 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	holder->callback.arg = holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
 	GeoaccCallBegin(&call, "gpu_make_trajectories", fixes.count);
+	need.bytes = need.least = geoacc_make_trajectories_device_bytes(fixes.count);
+	GeoaccCallReserve(&call, need);
 	status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
 		status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);

@@ -122,6 +122,7 @@ ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes)
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();
 	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles * nboxes);
+	GeoaccCallReserve(&call, geoacc_mesh_clip_need(mesh));
 	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL);
 	/* a failed call leaves no result behind: under auto the CPU can start afresh */
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))

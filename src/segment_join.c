@@ -486,6 +486,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 	vb = TracksView(&b, with_z);
 
 	GeoaccCallBegin(&call, "gpu_segment_join", (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)));
+	GeoaccCallReserve(&call, geoacc_segment_join_need(&va, self ? NULL : &vb));
 	holder = palloc0(sizeof(JoinHolder));
 	holder->callback.func = JoinHolderRelease;
 	holder->callback.arg = holder;

@@ -598,6 +598,7 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	GeoaccSimplifyTiming spent;
 	GeoaccStatus status;
 	GeoaccSimplifyDistance distance;
+	GeoaccDeviceNeed need;
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
 	if (part->arrays.x != NULL && part->max_points < CHUNK_POINTS)
@@ -629,9 +630,14 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 		return;
 	distance = DistanceOf(&part->params);
 	batch = CoreBatch(&part->arrays, part->nlines, part->geodetic, &part->params);
+	/* the memory budget is held chunk by chunk, not while the rows are read */
+	need.bytes = need.least = geoacc_dp_simplify_device_bytes(part->npoints, part->nlines, distance,
+															  part->params.tolerance);
+	GeoaccCallReserve(&part->call, need);
 	status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&part->call, status))
 		status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
+	GeoaccCallRelease(&part->call);
 	GeoaccCheck(status);
 	part->spent.transfer_ms += spent.transfer_ms;
 	part->spent.compute_ms += spent.compute_ms;
@@ -727,6 +733,7 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	uint32		nlines;
 	uint8	   *keep;
 	GeoaccCall	call;
+	GeoaccDeviceNeed need;
 	GeoaccStatus status;
 	GeoaccSimplifyDistance distance = DistanceOf(&params);
 	bool		isnull;
@@ -762,6 +769,8 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	batch = CoreBatch(&a, nlines, lines.geodetic, &params);
 
 	GeoaccCallBegin(&call, "geoacc_dp_simplify", (int64) points);
+	need.bytes = need.least = geoacc_dp_simplify_device_bytes(points, nlines, distance, params.tolerance);
+	GeoaccCallReserve(&call, need);
 	status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
 		status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);

@@ -2,14 +2,16 @@
  * stats.c
  *
  * Per-backend statistics of geoacc calls: for each function and device,
- * how many calls, how many items and how much time, and how many calls
- * geoacc.device = auto moved from a failing GPU to the CPU.  geoacc_stats()
- * shows them; geoacc_stats_reset() clears them.
+ * how many calls, how many items and how much time, how many calls
+ * geoacc.device = auto moved from the GPU to the CPU (the GPU failed, or the
+ * memory budget was taken) and how many waited for the memory budget.
+ * geoacc_stats() shows them; geoacc_stats_reset() clears them.
  *
  * With geoacc in shared_preload_libraries, each backend also publishes its
- * totals and the GPU it uses in a slot of shared memory (one per backend
- * id, written only by its backend), so that geoacc_backends() shows every
- * session of the server: which backend used which GPU, and how much.
+ * totals, the GPU it uses and what it holds of the memory budget in a slot
+ * of shared memory (one per backend id, written only by its backend), so
+ * that geoacc_backends() shows every session of the server: which backend
+ * used which GPU, and how much.
  */
 #include "geoacc.h"
 
@@ -33,7 +35,9 @@ typedef struct CallStats
 	int64		items;
 	double		total_ms;
 	double		last_ms;
-	int64		fallbacks;		/* calls that came to the CPU after the GPU failed */
+	int64		fallbacks;		/* calls that came to the CPU from the GPU */
+	int64		waits;			/* calls that waited for the memory budget */
+	double		wait_ms;
 } CallStats;
 
 static CallStats stats[MAX_STATS];
@@ -49,6 +53,8 @@ typedef struct BackendSlot
 	int64		items[2];
 	double		ms[2];
 	int64		fallbacks;
+	int64		waits;
+	uint64		reserved;		/* of the memory budget, now */
 	TimestampTz last_call;
 	char		last_function[NAMEDATALEN];
 } BackendSlot;
@@ -124,6 +130,8 @@ MySlot(void)
 	memset(my_slot->items, 0, sizeof(my_slot->items));
 	memset(my_slot->ms, 0, sizeof(my_slot->ms));
 	my_slot->fallbacks = 0;
+	my_slot->waits = 0;
+	my_slot->reserved = 0;
 	my_slot->last_call = 0;
 	my_slot->last_function[0] = '\0';
 	SpinLockRelease(&my_slot->mutex);
@@ -149,8 +157,25 @@ PublishCall(const GeoaccCall *call, double ms)
 	slot->items[d] += call->items;
 	slot->ms[d] += ms;
 	slot->fallbacks += call->fell_back;
+	slot->waits += call->waited;
 	slot->last_call = now;
 	strlcpy(slot->last_function, call->function, NAMEDATALEN);
+	SpinLockRelease(&slot->mutex);
+}
+
+void
+GeoaccPublishReserved(uint64 bytes)
+{
+	BackendSlot *slot;
+
+	/* an exiting backend that gave its slot back does not take it again */
+	if (bytes == 0 && my_slot == NULL)
+		return;
+	slot = MySlot();
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->reserved = bytes;
 	SpinLockRelease(&slot->mutex);
 }
 
@@ -161,6 +186,8 @@ GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work)
 	call->items = work;
 	call->device = GeoaccChooseDevice(work);
 	call->fell_back = false;
+	call->waited = false;
+	call->wait_ms = 0;
 	INSTR_TIME_SET_CURRENT(call->start);
 }
 
@@ -171,6 +198,7 @@ GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status)
 		return false;
 	if (status != GEOACC_ERR_DEVICE_MEMORY && status != GEOACC_ERR_CUDA && status != GEOACC_ERR_DEVICE_DISABLED)
 		return false;
+	GeoaccCallRelease(call);
 	GeoaccWarnIfDisabled();
 	ereport(LOG,
 			(errmsg("geoacc: %s runs on the CPU after the GPU failed", call->function),
@@ -188,6 +216,7 @@ GeoaccCallEnd(GeoaccCall *call)
 	double		ms;
 	CallStats  *s = NULL;
 
+	GeoaccCallRelease(call);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, call->start);
 	ms = INSTR_TIME_GET_MILLISEC(elapsed);
@@ -207,13 +236,16 @@ GeoaccCallEnd(GeoaccCall *call)
 	}
 	s->calls++;
 	s->fallbacks += call->fell_back;
+	s->waits += call->waited;
+	s->wait_ms += call->wait_ms;
 	s->items += call->items;
 	s->total_ms += ms;
 	s->last_ms = ms;
 }
 
 /*
- * geoacc_stats(): calls, items, time and fallbacks per function and device
+ * geoacc_stats(): calls, items, time, fallbacks and waits for the memory
+ * budget per function and device
  */
 PG_FUNCTION_INFO_V1(geoacc_stats);
 Datum
@@ -224,8 +256,8 @@ geoacc_stats(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nstats; i++)
 	{
-		Datum		values[7];
-		bool		nulls[7] = {false};
+		Datum		values[9];
+		bool		nulls[9] = {false};
 
 		values[0] = CStringGetTextDatum(stats[i].function);
 		values[1] = CStringGetTextDatum(stats[i].device == GEOACC_DEVICE_GPU ? "gpu" : "cpu");
@@ -234,6 +266,8 @@ geoacc_stats(PG_FUNCTION_ARGS)
 		values[4] = Float8GetDatum(stats[i].total_ms);
 		values[5] = Float8GetDatum(stats[i].last_ms);
 		values[6] = Int64GetDatum(stats[i].fallbacks);
+		values[7] = Int64GetDatum(stats[i].waits);
+		values[8] = Float8GetDatum(stats[i].wait_ms);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -253,6 +287,7 @@ geoacc_stats_reset(PG_FUNCTION_ARGS)
 		memset(slot->items, 0, sizeof(slot->items));
 		memset(slot->ms, 0, sizeof(slot->ms));
 		slot->fallbacks = 0;
+		slot->waits = 0;
 		SpinLockRelease(&slot->mutex);
 	}
 	PG_RETURN_VOID();
@@ -260,7 +295,9 @@ geoacc_stats_reset(PG_FUNCTION_ARGS)
 
 /*
  * geoacc_backends(): every backend of this server that has made a geoacc
- * call, with the GPU it uses and its calls, items and time per device kind
+ * call or holds some of the memory budget, with the GPU it uses, its
+ * calls, items and time per device kind, its fallbacks and waits, and what
+ * it holds of the budget
  */
 PG_FUNCTION_INFO_V1(geoacc_backends);
 Datum
@@ -278,13 +315,13 @@ geoacc_backends(PG_FUNCTION_ARGS)
 	for (int i = 0; i < MaxBackends; i++)
 	{
 		BackendSlot copy;
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[13];
+		bool		nulls[13] = {false};
 
 		SpinLockAcquire(&backend_slots[i].mutex);
 		copy = backend_slots[i];
 		SpinLockRelease(&backend_slots[i].mutex);
-		if (copy.pid == 0 || copy.calls[0] + copy.calls[1] == 0)
+		if (copy.pid == 0 || (copy.calls[0] + copy.calls[1] == 0 && copy.reserved == 0))
 			continue;
 		values[0] = Int32GetDatum(copy.pid);
 		values[1] = Int32GetDatum(copy.gpu_device);
@@ -296,8 +333,12 @@ geoacc_backends(PG_FUNCTION_ARGS)
 		values[6] = Int64GetDatum(copy.items[0]);
 		values[7] = Float8GetDatum(copy.ms[0]);
 		values[8] = Int64GetDatum(copy.fallbacks);
-		values[9] = CStringGetTextDatum(copy.last_function);
-		values[10] = TimestampTzGetDatum(copy.last_call);
+		values[9] = Int64GetDatum(copy.waits);
+		values[10] = Int64GetDatum((int64) copy.reserved);
+		values[11] = CStringGetTextDatum(copy.last_function);
+		nulls[11] = copy.last_function[0] == '\0';
+		values[12] = TimestampTzGetDatum(copy.last_call);
+		nulls[12] = copy.last_call == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -379,6 +379,7 @@ TwedBlock(const char *function, const GeoaccTwedSet *a, const GeoaccTwedSet *b, 
 	double		cells = (double) (a->offsets[a->count] - a->offsets[0]) * (b->offsets[b->count] - b->offsets[0]);
 
 	GeoaccCallBegin(&call, function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX);
+	GeoaccCallReserve(&call, geoacc_twed_need(a, b, params));
 	status = geoacc_twed(call.device, a, b, params, distances);
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
 		status = geoacc_twed(call.device, a, b, params, distances);

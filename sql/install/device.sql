@@ -23,11 +23,13 @@ CREATE OR REPLACE FUNCTION geoacc_status(
 	OUT gpu_unusable_reason text,
 	OUT gpu_memory_limit bigint,
 	OUT gpu_device int,
-	OUT pid int)
+	OUT pid int,
+	OUT gpu_memory_total bigint,
+	OUT gpu_memory_reserved bigint)
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION geoacc_status() IS
-	'the geoacc version and build, geoacc.device, whether this session can use a GPU (and the CUDA error that says why not), the device memory one call may use, the CUDA ordinal of the GPU this session uses (geoacc.gpu_devices) and the backend''s process id';
+	'the geoacc version and build, geoacc.device, whether this session can use a GPU (and the CUDA error that says why not), the device memory one call may use, the CUDA ordinal of the GPU this session uses (geoacc.gpu_devices), the backend''s process id, and with geoacc preloaded that GPU''s memory budget (geoacc.gpu_memory_total) and what the server''s calls hold of it now';
 
 CREATE OR REPLACE FUNCTION geoacc_stats(
 	OUT function text,
@@ -36,11 +38,13 @@ CREATE OR REPLACE FUNCTION geoacc_stats(
 	OUT items bigint,
 	OUT total_ms float8,
 	OUT last_ms float8,
-	OUT fallbacks bigint)
+	OUT fallbacks bigint,
+	OUT waits bigint,
+	OUT wait_ms float8)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_stats() IS
-	'geoacc calls of this session per function and device: count, items processed, total and last time in milliseconds, and calls that geoacc.device = auto ran on the CPU after the GPU failed';
+	'geoacc calls of this session per function and device: count, items processed, total and last time in milliseconds, calls that geoacc.device = auto ran on the CPU after the GPU failed or when the GPU memory budget was taken, and calls that waited for the budget and how long';
 
 CREATE OR REPLACE FUNCTION geoacc_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -57,9 +61,25 @@ CREATE OR REPLACE FUNCTION geoacc_backends(
 	OUT cpu_items bigint,
 	OUT cpu_ms float8,
 	OUT fallbacks bigint,
+	OUT waits bigint,
+	OUT gpu_memory_reserved bigint,
 	OUT last_function text,
 	OUT last_call timestamptz)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_backends() IS
-	'every backend of this server that has made a geoacc call (needs geoacc in shared_preload_libraries): its process id, the CUDA ordinal of the GPU it uses, its calls, items and milliseconds on the GPU and on the CPU, its fallbacks to the CPU, and its last call';
+	'every backend of this server that has made a geoacc call or holds GPU memory budget (needs geoacc in shared_preload_libraries): its process id, the CUDA ordinal of the GPU it uses, its calls, items and milliseconds on the GPU and on the CPU, its fallbacks to the CPU, its waits for the memory budget, what it holds of the budget now, and its last call';
+
+CREATE FUNCTION geoacc_gpu_budget(
+	OUT gpu_device int,
+	OUT device_memory bigint,
+	OUT gpu_memory_total bigint,
+	OUT gpu_memory_reserved bigint,
+	OUT calls bigint,
+	OUT waits bigint,
+	OUT fallbacks bigint,
+	OUT timeouts bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION geoacc_gpu_budget() IS
+	'the GPU memory budget of each GPU the server''s backends have used (needs geoacc in shared_preload_libraries): the device''s memory, its budget (geoacc.gpu_memory_total), what calls hold of it now, and since the server started the calls that reserved from it, those of them that waited, those that geoacc.device = auto ran on the CPU instead and those that gave up waiting';

@@ -616,6 +616,7 @@ def main():
         if args.only is not None:
             cases = [c for c in cases if c[0] == args.only]
         fails = 0
+        family_began = time.time()
         for first in range(0, len(cases), BATCH):
             batch = cases[first:first + BATCH]
             # a table of this session's own: runs side by side do not mix
@@ -644,7 +645,8 @@ def main():
                 print("FAIL %s: the server restarted during cases %d-%d (seed %d)" %
                       (name, batch[0][0], batch[-1][0], seed), flush=True)
                 boot = start_time(args.database)
-        print("fuzz: %-17s %d cases, %d failed" % (name, len(cases), fails), flush=True)
+        print("fuzz: %-17s %d cases, %d failed, %.0f s" % (name, len(cases), fails, time.time() - family_began),
+              flush=True)
     print("fuzz: %.0f s" % (time.time() - began))
     print("fuzz: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
