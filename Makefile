@@ -26,7 +26,7 @@ INSTALL_SQL = sql/install/geoacc.sql sql/install/device.sql
 INSTALL_SQL += sql/install/density_raster.sql
 INSTALL_SQL += sql/install/simplify.sql
 
-REGRESS = setup device ais
+REGRESS = setup device budget ais
 REGRESS += density_raster density_raster_postgis geoacc_raster
 REGRESS += simplify
 # each test runs alone, in any order: the database starts with postgis and geoacc, and a test that needs the
@@ -181,6 +181,14 @@ test/data/scale_tracks: test/data/scale_tracks.c
 
 test/data/scale_fixes: test/data/scale_fixes.c
 	$(CC) -O2 -Wall -Wextra -o $@ $< -lm
+
+# ----------------------------- the GPU memory budget (geoacc preloaded)
+# pg_regress against a running server with geoacc in shared_preload_libraries (scripts/test.sh restarts
+# its cluster so): the budget's accounting, waits and releases, without a GPU
+PRELOADED_REGRESS = budget_preloaded
+.PHONY: installcheck-preloaded
+installcheck-preloaded:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(PRELOADED_REGRESS)
 
 # ------------------------------------- Citus suite (scripts/citus.sh)
 # pg_regress against a running Citus coordinator (PGHOST, PGPORT) whose database CITUS_DB has the

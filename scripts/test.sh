@@ -3,7 +3,9 @@
 #   1. the core tests (make check-core) and pg_regress (make installcheck,
 #      which runs both; two steps here so that each reports), among them
 #      the upgrade check (sql/upgrade.sql: 0.1.0 installed and updated has
-#      the catalog of the current version installed directly); then
+#      the catalog of the current version installed directly), then
+#      make installcheck-preloaded (the memory budget, with the cluster
+#      restarted with geoacc in shared_preload_libraries); then
 #      docs/reference.md against the installed extension
 #      (scripts/check_reference.py: an entry per function, type and setting,
 #      summaries equal to the COMMENT ON texts, examples that run, errors
@@ -26,12 +28,22 @@ set -euo pipefail
 status=0
 fail() { echo "test: FAILED: $*"; status=1; }
 
+restart_cluster() {	# restart_cluster [SERVER OPTIONS...]: the throwaway cluster again, with these options too
+	as_owner "$PGBIN/pg_ctl" -D "$GEOACC_PGDATA" -l "$GEOACC_PGDATA/server.log" -w restart \
+		-o "-p $GEOACC_PGPORT -k /tmp -c listen_addresses='' ${GEOACC_PG_OPTS:-} $*" >/dev/null
+}
+
 run_suites() {		# run_suites LABEL [make variables...]
 	local label=$1; shift
 	echo "test: make check-core ($label)"
 	make -s check-core "$@" || fail "check-core ($label)"
 	echo "test: make installcheck ($label)"
 	make -s installcheck REGRESS_PREP= "$@" || { fail "installcheck ($label)"; head -200 regression.diffs 2>/dev/null || true; }
+	echo "test: make installcheck-preloaded ($label)"
+	restart_cluster -c shared_preload_libraries=geoacc
+	make -s installcheck-preloaded "$@" \
+		|| { fail "installcheck-preloaded ($label)"; head -200 regression.diffs 2>/dev/null || true; }
+	restart_cluster
 }
 
 run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"

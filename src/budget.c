@@ -274,10 +274,10 @@ Reserve(GeoaccCall *call, Holding *h, int device, uint64 device_memory, uint64 c
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 					 errmsg("could not reserve GPU memory for %s", call->function),
-					 errdetail("The call needs %s (at least %s) of GPU %d; after waiting %.0f ms, %s of its budget "
-							   "of %s were free.",
-							   SizeText(want), SizeText(least), device, waited_ms, SizeText(free),
-							   SizeText(total)),
+					 errdetail("The call needs %s (at least %s) of GPU %d; %s of its budget of %s were free "
+							   "after geoacc.gpu_memory_wait (%d ms).",
+							   SizeText(want), SizeText(least), device, SizeText(free), SizeText(total),
+							   geoacc_gpu_memory_wait_ms),
 					 errhint("Raise geoacc.gpu_memory_wait or geoacc.gpu_memory_total, lower "
 							 "geoacc.gpu_memory_limit, or set geoacc.device to \"auto\" to run such calls on "
 							 "the CPU.")));
