@@ -817,3 +817,74 @@ TEST(gpu_density_convolution_in_bands)
 	geoacc_gpu_set_memory_limit(0);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
+
+/* The device memory a call asks the budget for: all in one piece, or at least a band and a batch. */
+TEST(density_device_need)
+{
+	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 700, 7};
+	GeoaccDeviceNeed counts = geoacc_density_project_need(&grid, 100000, 0);
+	GeoaccDeviceNeed sums = geoacc_density_project_need(&grid, 100000, 1);
+	GeoaccDeviceNeed few = geoacc_density_project_need(&grid, 10, 0);
+
+	/* cells of (1000 + 14) x (700 + 14); per point x, y, flags (and a value) */
+	CHECK(counts.bytes == 1014ull * 714 * 4 + 100000ull * 17);
+	CHECK(sums.bytes == 1014ull * 714 * 8 + 100000ull * 25);
+	CHECK(counts.least == 1014ull * 64 * 4 + 100001ull * 17);
+	CHECK(few.least < few.bytes && few.bytes < counts.bytes);
+
+	/* a band of 64 raster rows with its 30 halo rows, and its output */
+	GeoaccDeviceNeed conv = geoacc_density_convolve_need(500, 411, 31, 0);
+	GeoaccDeviceNeed conv_sums = geoacc_density_convolve_need(500, 411, 31, 1);
+
+	CHECK(conv.bytes == 441ull * 530 * 4 + 411ull * 500 * 8);
+	CHECK(conv.least == 94ull * 530 * 4 + 64ull * 500 * 8);
+	CHECK(conv_sums.bytes == 441ull * 530 * 8 + 411ull * 500 * 8);
+	CHECK(geoacc_density_convolve_need(10, 10, 3, 0).least == geoacc_density_convolve_need(10, 10, 3, 0).bytes);
+}
+
+/* Capped at its need, or at its least, as a reservation from the budget caps it: the CPU's bits. */
+TEST(gpu_density_within_its_device_need)
+{
+	REQUIRE_GPU();
+	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 700, 7};
+	Points		p = random_tracks(grid, 300000);
+	std::vector<uint32_t> cpu = project(GEOACC_DEVICE_CPU, grid, p);
+	std::vector<int64_t> cpu_time = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_TIME);
+	GeoaccDeviceNeed need = geoacc_density_project_need(&grid, 300000, 0);
+	GeoaccDeviceNeed need_values = geoacc_density_project_need(&grid, 300000, 1);
+
+	CHECK_OK(geoacc_gpu_init());
+	for (uint64_t bytes : {need.bytes, need.least})
+	{
+		geoacc_gpu_set_reservation(bytes);
+		CHECK(project(GEOACC_DEVICE_GPU, grid, p) == cpu);
+	}
+	for (uint64_t bytes : {need_values.bytes, need_values.least})
+	{
+		geoacc_gpu_set_reservation(bytes);
+		CHECK(project_values(GEOACC_DEVICE_GPU, grid, p, GEOACC_DENSITY_TIME) == cpu_time);
+	}
+
+	uint32_t	width = 500,
+				height = 411;
+	size_t		n = (size_t) (width + 30) * (height + 30);
+	std::vector<uint32_t> counts = random_cells<uint32_t>(n);
+	std::vector<int64_t> sums = random_cells<int64_t>(n);
+	std::vector<double> cpu_out = convolve(GEOACC_DEVICE_CPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31);
+	std::vector<double> cpu_sums = convolve(GEOACC_DEVICE_CPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31);
+	GeoaccDeviceNeed conv = geoacc_density_convolve_need(width, height, 31, 0);
+	GeoaccDeviceNeed conv_sums = geoacc_density_convolve_need(width, height, 31, 1);
+
+	for (uint64_t bytes : {conv.bytes, conv.least})
+	{
+		geoacc_gpu_set_reservation(bytes);
+		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, counts, GEOACC_KERNEL_QUARTIC, 31) == cpu_out);
+	}
+	for (uint64_t bytes : {conv_sums.bytes, conv_sums.least})
+	{
+		geoacc_gpu_set_reservation(bytes);
+		CHECK(convolve(GEOACC_DEVICE_GPU, width, height, sums, GEOACC_KERNEL_QUARTIC, 31) == cpu_sums);
+	}
+	geoacc_gpu_set_reservation(0);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}

@@ -105,3 +105,34 @@ TEST(current_device_follows_the_choice)
 	CHECK_OK(geoacc_gpu_init());
 	CHECK(geoacc_gpu_current_device() == current);
 }
+
+/* A reservation caps a call beyond what the process held when it began, whatever the cap setting says. */
+TEST(gpu_reservation_caps_a_call)
+{
+	if (!core_test::gpu_available())
+	{
+		CHECK(geoacc_gpu_device_memory() == 0);
+		return;
+	}
+	void	   *held = nullptr,
+			   *a = nullptr,
+			   *b = nullptr;
+
+	CHECK_OK(geoacc_gpu_init());
+	CHECK(geoacc_gpu_device_memory() > (uint64_t(1) << 30));
+	geoacc_gpu_set_memory_limit(uint64_t(1) << 20);
+	CHECK_OK(geoacc_gpu_alloc(512u << 10, &held));
+	geoacc_gpu_set_reservation(32u << 20);
+	CHECK(geoacc_gpu_memory_limit() == (512u << 10) + (32u << 20));
+	CHECK(geoacc_gpu_memory_available() == 32u << 20);
+	CHECK_OK(geoacc_gpu_alloc(24u << 20, &a));
+	CHECK(geoacc_gpu_alloc(16u << 20, &b) == GEOACC_ERR_DEVICE_MEMORY);
+	geoacc_gpu_free(a);
+	/* ended: the setting caps again */
+	geoacc_gpu_set_reservation(0);
+	CHECK(geoacc_gpu_memory_limit() == uint64_t(1) << 20);
+	CHECK(geoacc_gpu_alloc(16u << 20, &b) == GEOACC_ERR_DEVICE_MEMORY);
+	geoacc_gpu_release_all();
+	geoacc_gpu_set_memory_limit(0);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}

@@ -1390,3 +1390,59 @@ TEST(mesh_clip_gpu_stops_on_interrupt)
 		CHECK(x.positions == nullptr && x.triangles == nullptr);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
+
+/* The device memory a clip asks the budget for: the mesh and every face in one chunk, or a smallest chunk. */
+TEST(mesh_clip_device_need)
+{
+	Mesh		m = random_mesh(30000, 90000, 100, 500000, 4000000, 0, 4);
+	Mesh		plain = random_mesh(30000, 90000, 100, 500000, 4000000, 0, 0);
+	GeoaccMesh	v = m.view(),
+				vp = plain.view();
+	GeoaccDeviceNeed need = geoacc_mesh_clip_need(&v);
+	GeoaccDeviceNeed need_plain = geoacc_mesh_clip_need(&vp);
+
+	CHECK(need.least < need.bytes && need.least > 30000ull * (24 + 16 + 2));
+	CHECK(need_plain.bytes < need.bytes);
+	/* each face's worst case, twice: the chunk takes half the memory */
+	CHECK(need.bytes > 2 * 90000ull * (12 + 16 + 7 * 12 + 9 * (8 + 24 + 16)));
+}
+
+/* Capped at its need, or at its least, as a reservation from the budget caps it: on the GPU, the CPU's bits. */
+TEST(mesh_clip_gpu_within_its_device_need)
+{
+	REQUIRE_GPU();
+
+	Mesh		m = random_mesh(30000, 90000, 100, 500000, 4000000, 0, 4);
+	double		lo[3],
+				hi[3];
+	std::vector<GeoaccBox> boxes;
+
+	bounds(m, lo, hi);
+	for (int b = 0; b < 4; b++)
+		boxes.push_back(random_box(lo, hi));
+
+	std::vector<Clipped> cpu = clip(GEOACC_DEVICE_CPU, m, boxes);
+	GeoaccMesh	v = m.view();
+	GeoaccDeviceNeed need = geoacc_mesh_clip_need(&v);
+
+	CHECK_OK(geoacc_gpu_init());
+	for (uint64_t bytes : {need.bytes, need.least})
+	{
+		GeoaccMeshResult raw[4] = {};
+		GeoaccMeshClipTiming t{};
+
+		geoacc_gpu_set_reservation(bytes);
+		GeoaccStatus s = geoacc_mesh_clip(GEOACC_DEVICE_GPU, &v, boxes.data(), 4, raw, &t);
+
+		geoacc_gpu_set_reservation(0);
+		CHECK_OK(s);
+		CHECK(t.cpu_triangles == 0);
+		CHECK(bytes == need.least || t.chunks == 4);
+		for (int b = 0; b < 4; b++)
+		{
+			CHECK(same_result(cpu[b].r, raw[b]));
+			geoacc_mesh_result_free(&raw[b]);
+		}
+		CHECK(geoacc_gpu_memory_in_use() == 0);
+	}
+}

@@ -822,3 +822,51 @@ TEST(segment_join_gpu_stops_on_interrupt)
 	geoacc_segment_join_close(j);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
+
+/* The device memory a join asks the budget for: every entry in one chunk, every query in one block. */
+TEST(segment_join_device_need)
+{
+	Tracks		a = random_tracks(UNIFORM, 300, 60, true, 1.6e9);
+	Tracks		b = random_tracks(UNIFORM, 600, 60, true, 1.6e9);
+	GeoaccTrajectories va = a.view(),
+				vb = b.view();
+	GeoaccDeviceNeed self = geoacc_segment_join_need(&va, nullptr);
+	GeoaccDeviceNeed both = geoacc_segment_join_need(&va, &vb);
+	Tracks		none;
+	GeoaccTrajectories vnone = none.view();
+
+	CHECK(self.bytes > 0 && self.least == self.bytes);
+	CHECK(both.bytes > self.bytes);
+	/* a query's 32 candidate slots, twice: more than 6 kB a query */
+	CHECK(both.bytes > (a.x.size() - 300) * 6000);
+	CHECK(geoacc_segment_join_need(&vnone, nullptr).bytes < (uint64_t(4) << 20));
+}
+
+/* Capped at its need, as a reservation from the budget caps it: the CPU's rows. */
+TEST(segment_join_gpu_within_its_device_need)
+{
+	REQUIRE_GPU();
+	Tracks		a = random_tracks(UNIFORM, 300, 60, true, 1.6e9);
+	Tracks		b = random_tracks(CLUSTERED, 600, 60, true, 1.6e9);
+	GeoaccTrajectories va = a.view(),
+				vb = b.view();
+
+	CHECK_OK(geoacc_gpu_init());
+	for (GeoaccJoinMethod method : all_methods)
+	{
+		Result		cpu = join(GEOACC_DEVICE_CPU, a, &b, 60, method);
+		Result		cpu_self = join(GEOACC_DEVICE_CPU, b, nullptr, 60, method);
+
+		geoacc_gpu_set_reservation(geoacc_segment_join_need(&va, &vb).bytes);
+		Result		gpu = join(GEOACC_DEVICE_GPU, a, &b, 60, method);
+
+		geoacc_gpu_set_reservation(geoacc_segment_join_need(&vb, nullptr).bytes);
+		Result		gpu_self = join(GEOACC_DEVICE_GPU, b, nullptr, 60, method);
+
+		geoacc_gpu_set_reservation(0);
+		CHECK(gpu.status == GEOACC_OK && gpu_self.status == GEOACC_OK);
+		CHECK(same_rows(gpu.rows, cpu.rows));
+		CHECK(same_rows(gpu_self.rows, cpu_self.rows));
+	}
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}

@@ -646,3 +646,30 @@ TEST(gpu_simplify_pieces_under_a_memory_cap)
 			CHECK(geoacc_gpu_memory_in_use() == 0);
 		}
 }
+
+/* Capped at its device bytes, as a reservation from the budget caps it: one piece on the GPU, the CPU's flags. */
+TEST(gpu_simplify_within_its_device_bytes)
+{
+	REQUIRE_GPU();
+
+	Batch		b = random_batch(400, 800);
+
+	add_random_trajectory(b, 30000);
+	CHECK_OK(geoacc_gpu_init());
+	for (GeoaccSimplifyDistance d : all_distances)
+		for (double tol : {0.0, 2.0})
+		{
+			std::vector<uint8_t> keep(b.npoints(), 7);
+			GeoaccTrajectories v = b.view();
+			GeoaccSimplifyTiming timing;
+
+			geoacc_gpu_set_reservation(geoacc_dp_simplify_device_bytes(b.npoints(), v.ntrajectories, d, tol));
+			GeoaccStatus status = geoacc_dp_simplify(GEOACC_DEVICE_GPU, &v, d, tol, keep.data(), &timing);
+
+			geoacc_gpu_set_reservation(0);
+			CHECK_OK(status);
+			CHECK(keep == simplify(GEOACC_DEVICE_CPU, b, d, tol));
+			CHECK(timing.pieces == 1 && timing.cpu_points == 0);
+			CHECK(geoacc_gpu_memory_in_use() == 0);
+		}
+}

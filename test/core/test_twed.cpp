@@ -1073,3 +1073,74 @@ TEST(twed_gpu_stops_on_interrupt)
 	REQUIRE_GPU();
 	check_stops_on_interrupt(GEOACC_DEVICE_GPU, 20000, 1 << 24);
 }
+
+/* The device memory a call asks the budget for: each set as one group, the longest pair in one block. */
+TEST(twed_device_need)
+{
+	Set			set = random_set(2, 120, 1, 400);
+	Set			long_a = random_set(2, 1, 6000, 6000);
+	GeoaccTwedSet vs = set.view(),
+				va = long_a.view();
+	const GeoaccTwedParams p64 = params(0.2, 0.5);
+	const GeoaccTwedParams p32 = params(0.2, 0.5, 2, true, true);
+	GeoaccDeviceNeed sym = geoacc_twed_need(&vs, nullptr, &p64);
+	GeoaccDeviceNeed full = geoacc_twed_need(&vs, &va, &p64);
+	GeoaccDeviceNeed single = geoacc_twed_need(&vs, nullptr, &p32);
+
+	/* four times the larger set: values, time and deletion cost of every point */
+	CHECK(sym.bytes > 4 * 4 * 8 * set.offsets.back() && sym.least == sym.bytes);
+	CHECK(full.bytes >= sym.bytes);
+	CHECK(single.bytes < sym.bytes);
+	/* the long pair: 2 x (6000 + 400 points) x (values, time, deletion cost, edge) */
+	CHECK(full.bytes >= 2 * 6400ull * (6 * 8 + 8));
+
+	/* a set too large for the GPU in one group: at least 64 MB, in which it is cut into groups */
+	Set			large = random_set(2, 8, 100000, 100000);
+	GeoaccTwedSet vl = large.view();
+	GeoaccDeviceNeed big = geoacc_twed_need(&vl, nullptr, &p64);
+
+	CHECK(big.bytes > 4 * 4 * 8 * 800000ull && big.least == (uint64_t(64) << 20));
+}
+
+/* Capped at its need, or at its least, as a reservation from the budget caps it: the CPU's bits. */
+TEST(twed_gpu_within_its_device_need)
+{
+	REQUIRE_GPU();
+	/* long pairs of more cells than one warp takes */
+	Set			set = random_set(2, 300, 1, 400);
+	Set			long_a = random_set(2, 2, 6000, 9000);
+	Set			long_b = random_set(2, 1, 7000, 7000);
+
+	CHECK_OK(geoacc_gpu_init());
+	for (bool float32 : {false, true})
+	{
+		const GeoaccTwedParams p = params(0.2, 0.5, 2, true, float32);
+		const std::vector<double> cpu_sym = run(GEOACC_DEVICE_CPU, set, nullptr, p);
+		const std::vector<double> cpu_full = run(GEOACC_DEVICE_CPU, set, &long_a, p);
+		const std::vector<double> cpu_long = run(GEOACC_DEVICE_CPU, long_a, &long_b, p);
+		GeoaccTwedSet vs = set.view(),
+					va = long_a.view(),
+					vb = long_b.view();
+		GeoaccDeviceNeed sym = geoacc_twed_need(&vs, nullptr, &p);
+		GeoaccDeviceNeed full = geoacc_twed_need(&vs, &va, &p);
+		GeoaccDeviceNeed pair = geoacc_twed_need(&va, &vb, &p);
+
+		for (uint64_t bytes : {sym.bytes, sym.least})
+		{
+			geoacc_gpu_set_reservation(bytes);
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, set, nullptr, p), cpu_sym));
+		}
+		for (uint64_t bytes : {full.bytes, full.least})
+		{
+			geoacc_gpu_set_reservation(bytes);
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, set, &long_a, p), cpu_full));
+		}
+		for (uint64_t bytes : {pair.bytes, pair.least})
+		{
+			geoacc_gpu_set_reservation(bytes);
+			CHECK(same_bits(run(GEOACC_DEVICE_GPU, long_a, &long_b, p), cpu_long));
+		}
+	}
+	geoacc_gpu_set_reservation(0);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
