@@ -227,8 +227,8 @@ Reserve(GeoaccCall *call, Holding *h, int device, uint64 device_memory, uint64 c
 {
 	GpuBudget  *gb = &budget->gpus[device];
 	uint64		total = BudgetOf(device, device_memory);
-	uint64		want = Min(Min(need.bytes, cap), total);
-	uint64		least = Min(Max(need.least, 1), want);
+	uint64		want = 0;
+	uint64		least = 0;
 	uint64		free = 0;
 	uint64		taken = 0;
 	instr_time	start,
@@ -242,6 +242,8 @@ Reserve(GeoaccCall *call, Holding *h, int device, uint64 device_memory, uint64 c
 	{
 		SpinLockAcquire(&budget->mutex);
 		total = BudgetTotal(gb);	/* a reload may have changed it */
+		want = Min(Min(need.bytes, cap), total);
+		least = Min(Max(need.least, 1), want);
 		free = total > gb->reserved ? total - gb->reserved : 0;
 		if (free >= least && want > 0)
 		{

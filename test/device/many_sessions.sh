@@ -125,8 +125,9 @@ budget() {		# budget PHASE: the budget's counters since the last call, and nothi
 			|| ', calls ' || calls - coalesce(p.c, 0) || ', waits ' || waits - coalesce(p.w, 0)
 			|| ', fallbacks ' || fallbacks - coalesce(p.f, 0) || ', timeouts ' || timeouts - coalesce(p.t, 0)
 		FROM geoacc_gpu_budget() LEFT JOIN budget_seen p ON p.d = gpu_device ORDER BY gpu_device"
-	reserved=$(psql -X -qAt -d $db -c "SELECT coalesce(sum(gpu_memory_reserved), -1) FROM geoacc_gpu_budget()")
-	[ "$reserved" = 0 ] || problem "phase $phase: $reserved bytes of the budget stay reserved"
+	reserved=$(psql -X -qAt -d $db -c "SELECT sum(gpu_memory_reserved) FROM geoacc_gpu_budget()")
+	[ -n "$reserved" ] || problem "phase $phase: geoacc_gpu_budget() shows no GPU"
+	[ "${reserved:-0}" = 0 ] || problem "phase $phase: $reserved bytes of the budget stay reserved"
 	psql -X -qAt -d $db -c "TRUNCATE budget_seen" \
 		-c "INSERT INTO budget_seen SELECT gpu_device, calls, waits, fallbacks, timeouts FROM geoacc_gpu_budget()"
 }
