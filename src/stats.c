@@ -168,8 +168,8 @@ GeoaccPublishReserved(uint64 bytes)
 {
 	BackendSlot *slot;
 
-	/* an exiting backend that gave its slot back does not take it again */
-	if (bytes == 0 && my_slot == NULL)
+	/* nothing to show, or a backend exiting that gave its slot back: no slot taken */
+	if (my_slot == NULL && (bytes == 0 || proc_exit_inprogress))
 		return;
 	slot = MySlot();
 	if (slot == NULL)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # One GPU shared by many sessions, on the GPU machine (PG* set, geoacc installed; test/device/run.sh does
-# that).  SESSIONS (default 16) sessions run every geoacc function at once with geoacc.gpu_threshold = 0,
-# and every result must equal the CPU's, with no session failing.  On the server run.sh started (geoacc
-# not preloaded: each backend caps itself):
+# that).  SESSIONS (default 16) sessions run the geoacc functions at once (simplification, the density
+# raster, the TWED matrix and TWED pairs, the segment join, the mesh clip, trajectories from fixes) with
+# geoacc.gpu_threshold = 0, and every result must equal the CPU's, with no session failing.  On the server
+# run.sh started (geoacc not preloaded: each backend caps itself):
 #
 #   A. a GPU mostly taken: one more session holds all but HEADROOM_MB of the free device memory, so the
 #      others' CUDA contexts and allocations run out of memory: their calls must move to the CPU
@@ -76,6 +77,9 @@ CREATE TABLE join_$1 AS SELECT * FROM gpu_segment_join('SELECT id, traj FROM ais
 CREATE TABLE mesh_$1 AS
 SELECT c.* FROM mesh, gpu_mesh_clip(mesh, (SELECT array_agg(box ORDER BY ix, iy) FROM geoacc_tile_grid(
 	'BOX3D(500000 4000000 -100, 500300 4000300 100)'::box3d, 4, 4))) c;
+CREATE TABLE tracks_$1 AS SELECT * FROM gpu_make_trajectories('SELECT object_id, t, geom FROM ais_fixes', '30 minutes', 5);
+CREATE TABLE pairs_$1 AS SELECT x.id AS a, y.id AS b, gpu_twed_pairs(x.traj, y.traj) OVER () AS d
+FROM ais_tracks x JOIN ais_tracks y ON y.id BETWEEN x.id + 1 AND x.id + 20;
 CREATE TABLE stats_$1 AS SELECT * FROM geoacc_stats();
 SQL
 }
@@ -88,7 +92,7 @@ reference() {		# the same on the CPU: the reference
 
 compare() {		# compare PHASE: one line per kind of result, and the devices the calls ran on
 	local phase=$1
-	for kind in simplify density twed join mesh; do
+	for kind in simplify density twed join mesh tracks pairs; do
 		differing=0
 		for s in $(seq "$sessions"); do
 			n=$(psql -X -qAt -d $db -c "SELECT count(*) FROM ((TABLE ${kind}_${phase}_$s EXCEPT ALL TABLE ${kind}_ref)
