@@ -25,6 +25,7 @@ uint64_t	memory_limit_setting;	/* 0: automatic */
 uint64_t	memory_limit_auto;		/* 90% of free memory at init */
 uint64_t	memory_in_use;
 std::unordered_map<void *, size_t> *live_allocations;
+geoacc::DeviceCounters counters;
 
 /* Errors after which the CUDA context is unusable for this process. */
 bool
@@ -155,10 +156,23 @@ stream()
 }
 
 void
-sync_and_check_interrupt()
+stream_sync()
 {
 	GEOACC_CUDA_TRY(cudaStreamSynchronize(geoacc_stream));
+	counters.syncs++;
+}
+
+void
+sync_and_check_interrupt()
+{
+	stream_sync();
 	check_interrupt();
+}
+
+DeviceCounters
+device_counters()
+{
+	return counters;
 }
 
 void *
@@ -178,6 +192,7 @@ device_malloc(size_t bytes)
 	void	   *ptr = nullptr;
 
 	GEOACC_CUDA_TRY(cudaMalloc(&ptr, bytes));
+	counters.allocations++;
 	live_allocations->emplace(ptr, bytes);
 	memory_in_use += bytes;
 	return ptr;

@@ -231,10 +231,12 @@ public:
 	CpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job)
 	{
 		const std::vector<JoinSegment> &e = job.entries();
-		const double start = now_ms();
+		double		start = now_ms();
+		const IndexPlan plan = plan_index(job.method, e.data(), e.size(), job.params);
 
-		index_ = std::make_unique<HostIndex>(plan_index(job.method, e.data(), e.size(), job.params), e.data(),
-											 e.size());
+		stats.plan_ms += now_ms() - start;
+		start = now_ms();
+		index_ = std::make_unique<HostIndex>(plan, e.data(), e.size());
 		stats.index_ms += now_ms() - start;
 	}
 
@@ -538,6 +540,9 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the distance must be a positive, finite number (it is %g)", distance);
 		if (method < GEOACC_JOIN_AUTO || method > GEOACC_JOIN_SPATIOTEMPORAL)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown join method %d", (int) method);
+
+		const double start = now_ms();
+
 		check_trajectories(*a, "a");
 		if (b)
 			check_trajectories(*b, "b");
@@ -556,6 +561,7 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 		/* a margin for the rounding of positions: the boxes must not drop a pair the exact test keeps */
 		job.params.reach = distance + (distance + std::max(max_abs_coordinate(job.a), max_abs_coordinate(job.b)))
 			* 1e-12;
+		h->stats.segments_ms = now_ms() - start;
 
 		const std::vector<JoinSegment> &entries = job.entries();
 
@@ -567,7 +573,7 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 		if (job.a.empty() || entries.empty())
 			;					/* no pairs: no index */
 		else if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job));
+			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job, h->stats));
 		else
 			h->runner = std::make_unique<CpuJoinRunner>(job, h->stats);
 		*join = h.release();

@@ -435,10 +435,11 @@ struct EntryChunk
 class GpuJoinRunner : public JoinRunner
 {
 public:
-	explicit GpuJoinRunner(const JoinJob &job) : job_(job)
+	GpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job), counters_(device_counters())
 	{
 		const std::vector<JoinSegment> &e = job.entries();
 		const uint64_t avail = geoacc_gpu_memory_available();
+		const double start = now_ms();
 
 		if (avail == 0)
 			fail(GEOACC_ERR_DEVICE_MEMORY, "no device memory is left under the cap");
@@ -487,8 +488,10 @@ public:
 		block_ = std::max<uint64_t>(1, std::min({MAX_BLOCK_QUERIES, batch_slots_ / query_slots_,
 												 rest / 4 / QUERY_BYTES}));
 
+		stats.plan_ms += now_ms() - start;
 		if (chunks_.size() == 1)
-			index_ = load_chunk(chunks_[0], d_entries_);
+			index_ = load_chunk(chunks_[0], d_entries_, stats);
+		count_device_work(stats);
 	}
 
 	uint64_t	block_queries() const override { return block_; }
@@ -496,10 +499,12 @@ public:
 	void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
 	{
 		const uint32_t nq = (uint32_t) (q1 - q0);
+		const double upload_start = now_ms();
 		DeviceBuffer<JoinSegment> d_queries(nq);
 		std::vector<std::vector<GeoaccJoinRow>> pieces;
 
 		d_queries.upload(&job_.a[q0], nq);
+		stats.upload_ms += now_ms() - upload_start;
 		stats.entry_chunks = (uint32_t) chunks_.size();
 		for (const EntryChunk &chunk : chunks_)
 		{
@@ -510,7 +515,7 @@ public:
 
 			if (!ix)
 			{
-				chunk_index = load_chunk(chunk, chunk_entries);
+				chunk_index = load_chunk(chunk, chunk_entries, stats);
 				ix = chunk_index.get();
 				entries = chunk_entries.data();
 			}
@@ -545,6 +550,7 @@ public:
 		}
 		stats.output_ms += now_ms() - start;
 		stats.rows += rows.size() - first;
+		count_device_work(stats);
 	}
 
 private:
@@ -558,30 +564,37 @@ private:
 		uint32_t	nq;
 	};
 
-	std::unique_ptr<DeviceIndex> load_chunk(const EntryChunk &chunk, DeviceBuffer<JoinSegment> &d_entries)
+	std::unique_ptr<DeviceIndex> load_chunk(const EntryChunk &chunk, DeviceBuffer<JoinSegment> &d_entries,
+											GeoaccJoinStats &stats)
 	{
-		const double start = now_ms();
+		double		start = now_ms();
 
 		d_entries.resize(chunk.count);
 		d_entries.upload(&job_.entries()[chunk.first], chunk.count);
+		stats.upload_ms += now_ms() - start;
+		start = now_ms();
 
 		auto		ix = std::make_unique<DeviceIndex>(chunk.plan, d_entries.data(), (uint32_t) chunk.count, scratch_);
 
 		/* the index's sorts needed more scratch than a batch does: give it back to the cap */
 		scratch_.buffer.resize(0);
-		index_build_ms_ += now_ms() - start;
+		stats.index_ms += now_ms() - start;
 		return ix;
+	}
+
+	/* The device allocations and waits since the runner began. */
+	void count_device_work(GeoaccJoinStats &stats) const
+	{
+		const DeviceCounters now = device_counters();
+
+		stats.device_allocations = (uint32_t) (now.allocations - counters_.allocations);
+		stats.syncs = (uint32_t) (now.syncs - counters_.syncs);
 	}
 
 	template <class View>
 	void run_chunk(const View &view, const Batch &b, std::vector<std::vector<GeoaccJoinRow>> &pieces,
 				   GeoaccJoinStats &stats)
 	{
-		if (index_build_ms_ > 0)
-		{
-			stats.index_ms += index_build_ms_;
-			index_build_ms_ = 0;
-		}
 		ensure_slots(std::max<uint64_t>((uint64_t) b.nq * query_slots_, 1));
 
 		DeviceBuffer<uint32_t> d_counts(b.nq);
@@ -719,7 +732,7 @@ private:
 	uint32_t	query_slots_ = DEFAULT_QUERY_SLOTS;
 	uint64_t	batch_slots_ = 0;
 	uint64_t	block_ = 1;
-	double		index_build_ms_ = 0;
+	const DeviceCounters counters_;	/* at the start */
 	Scratch		scratch_;
 	/* the entries and index when they fit as one chunk, kept for every block */
 	DeviceBuffer<JoinSegment> d_entries_;
@@ -738,9 +751,9 @@ private:
 }								/* namespace */
 
 std::unique_ptr<JoinRunner>
-make_gpu_join_runner(const JoinJob &job)
+make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats)
 {
-	return std::make_unique<GpuJoinRunner>(job);
+	return std::make_unique<GpuJoinRunner>(job, stats);
 }
 
 }								/* namespace geoacc */

@@ -670,8 +670,8 @@ join_row_less(const GeoaccJoinRow &x, const GeoaccJoinRow &y)
 	return x.b_seg < y.b_seg;
 }
 
-/* The GPU runner (segment_join.cu). */
-std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job);
+/* The GPU runner (segment_join.cu); what its set-up costs goes into stats. */
+std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats);
 
 }								/* namespace geoacc */
 

@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -44,6 +45,26 @@ typedef struct JoinTracks
 	double	   *z;
 	double	   *m;
 } JoinTracks;
+
+/* Where the time of one call went outside the core's own stages (DEBUG1). */
+typedef struct JoinTimes
+{
+	instr_time	start;			/* of the call */
+	double		read_ms;		/* the inner queries or arrays into trajectories */
+	double		prepare_ms;		/* geography to metres, trajectories in id order */
+	double		tuples_ms;		/* the result rows into the tuplestore */
+	double		release_ms;		/* closing the join, device memory freed */
+} JoinTimes;
+
+static double
+MsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 /* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
 typedef struct JoinSrid
@@ -440,7 +461,7 @@ DistanceFromArg(double distance)
  */
 static void
 SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinSrid *srid, double distance,
-			GeoaccJoinMethod method)
+			GeoaccJoinMethod method, JoinTimes *times)
 {
 	bool		self = b_rows == NULL;
 	JoinTracks	a,
@@ -454,6 +475,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 	JoinHolder *holder;
 	GeoaccJoinRow *rows;
 	uint32		n;
+	instr_time	start;
 
 	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
 		ereport(ERROR,
@@ -473,13 +495,17 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 			srid->direction.v[2] = 1;
 			GeoaccEnuInit(&frame, &srid->direction);
 		}
+		INSTR_TIME_SET_CURRENT(start);
 		TracksToMetres(a_rows, &frame);
 		if (!self)
 			TracksToMetres(b_rows, &frame);
+		times->prepare_ms += MsSince(start);
 	}
 
+	INSTR_TIME_SET_CURRENT(start);
 	a = TracksSortedById(a_rows);
 	b = self ? a : TracksSortedById(b_rows);
+	times->prepare_ms += MsSince(start);
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
 	va = TracksView(&a, with_z);
@@ -510,6 +536,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 			continue;
 		}
 		GeoaccCheck(status);
+		INSTR_TIME_SET_CURRENT(start);
 		for (uint32 i = 0; i < n; i++)
 		{
 			const GeoaccJoinRow *r = &rows[i];
@@ -527,18 +554,25 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 			values[7] = Float8GetDatum(r->cpa_distance);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
+		times->tuples_ms += MsSince(start);
 		CHECK_FOR_INTERRUPTS();
 	} while (n > 0);
 
 	geoacc_segment_join_stats(holder->join, &stats);
+	INSTR_TIME_SET_CURRENT(start);
+	JoinHolderRelease(holder);
+	times->release_ms += MsSince(start);
 	GeoaccCallEnd(&call);
 	elog(DEBUG1, "gpu_segment_join: %s on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
-		 " candidates, " UINT64_FORMAT " rows; index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms; "
-		 "%u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries",
+		 " candidates, " UINT64_FORMAT " rows; read %.1f ms, prepare %.1f ms, segments %.1f ms, plan %.1f ms, "
+		 "upload %.1f ms, index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms, tuples %.1f ms, "
+		 "release %.1f ms, total %.1f ms; %u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries, "
+		 "%u device allocations, %u syncs",
 		 MethodName(stats.method), call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", stats.queries, stats.entries,
-		 stats.candidates, stats.rows, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms,
-		 stats.entry_chunks, stats.batches, stats.overflow_queries);
-	JoinHolderRelease(holder);
+		 stats.candidates, stats.rows, times->read_ms, times->prepare_ms, stats.segments_ms, stats.plan_ms,
+		 stats.upload_ms, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms, times->tuples_ms,
+		 times->release_ms, MsSince(times->start), stats.entry_chunks, stats.batches, stats.overflow_queries,
+		 stats.device_allocations, stats.syncs);
 }
 
 /*
@@ -558,7 +592,9 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	bool		self = PG_ARGISNULL(1);
 	double		distance;
 	GeoaccJoinMethod method;
+	JoinTimes	times = {0};
 
+	INSTR_TIME_SET_CURRENT(times.start);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		return (Datum) 0;
@@ -570,7 +606,8 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
 		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
+	times.read_ms = MsSince(times.start);
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }
 
@@ -590,7 +627,9 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	bool		self = PG_ARGISNULL(2) && PG_ARGISNULL(3);
 	double		distance;
 	GeoaccJoinMethod method;
+	JoinTimes	times = {0};
 
+	INSTR_TIME_SET_CURRENT(times.start);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
 		return (Datum) 0;
@@ -606,6 +645,7 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	TracksFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
 	if (!self)
 		TracksFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
+	times.read_ms = MsSince(times.start);
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }
