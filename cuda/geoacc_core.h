@@ -438,6 +438,7 @@ typedef struct GeoaccJoinStats
 	uint32_t	syncs;			/* GPU: waits of the host for the device */
 	double		segments_ms;	/* checking the trajectories and building the segments */
 	double		plan_ms;		/* planning the index (on the GPU also the device memory) */
+	double		memory_ms;		/* GPU: allocating the call's device memory */
 	double		upload_ms;		/* GPU: copying the segments to the device */
 	double		index_ms;		/* building the index */
 	double		search_ms;		/* the index search (candidates) */

@@ -50,6 +50,7 @@
 #define GEOACC_SEGMENT_JOIN_H
 
 #include "core.h"
+#include "host_memory.h"
 
 #include <cmath>
 #include <cstdint>
@@ -590,26 +591,73 @@ join_bin_key(const BinPlan &b, bool sub_cells, const JoinSegment &e)
 	return (uint64_t) ((bin * b.nsub[1] + cy) * b.nsub[0] + cx);
 }
 
-/* The arrays of one layer's non-empty bins. */
+/* The arrays of one layer's non-empty bins (of the spatial grid's non-empty cells). */
 struct BinArrays
 {
 	uint64_t	nkeys;
-	const uint64_t *keys;
-	const uint32_t *start;
+	const uint64_t *keys;		/* nkeys, ascending */
+	const uint32_t *start;		/* nkeys + 1: where each bin's entries start in `entries` */
 	const uint32_t *entries;
 };
 
-inline TemporalIndexView
-temporal_layer_view(const BinPlan &b, const BinArrays &a)
+/*
+ * An index as the searches see it, wherever its arrays live (the CPU
+ * twin's host index, the GPU's device index): its plan and the arrays of
+ * each layer, the spatial grid's in bins[0].
+ */
+struct IndexArrays
 {
-	return {b.t0, b.width, b.nbins, b.max_duration, a.nkeys, a.keys, a.start, a.entries};
-}
+	IndexPlan	plan;
+	BinArrays	bins[JOIN_LAYERS];
+};
 
-inline SpatioTemporalIndexView
-spatiotemporal_layer_view(const BinPlan &b, const BinArrays &a)
+/* Call visit(view) with the view of the plan's method over the arrays. */
+template <class Visit>
+void
+with_index_view(const IndexArrays &ix, Visit &&visit)
 {
-	return {b.t0, b.width, b.nbins, b.max_duration, {b.s0[0], b.s0[1]}, {b.swidth[0], b.swidth[1]},
-		{b.nsub[0], b.nsub[1]}, {b.max_extent[0], b.max_extent[1]}, a.nkeys, a.keys, a.start, a.entries};
+	const IndexPlan &p = ix.plan;
+
+	switch (p.method)
+	{
+		case GEOACC_JOIN_SPATIAL:
+			{
+				const BinArrays &a = ix.bins[0];
+
+				visit(SpatialIndexView{p.x0, p.y0, p.cell, p.nx, p.ny, a.nkeys, a.keys, a.start, a.entries});
+				return;
+			}
+		case GEOACC_JOIN_TEMPORAL:
+			{
+				LayeredIndexView<TemporalIndexView> view;
+
+				for (int l = 0; l < JOIN_LAYERS; l++)
+				{
+					const BinPlan &b = p.layer[l];
+					const BinArrays &a = ix.bins[l];
+
+					view.layer[l] = {b.t0, b.width, b.nbins, b.max_duration, a.nkeys, a.keys, a.start, a.entries};
+				}
+				visit(view);
+				return;
+			}
+		default:
+			{
+				LayeredIndexView<SpatioTemporalIndexView> view;
+
+				for (int l = 0; l < JOIN_LAYERS; l++)
+				{
+					const BinPlan &b = p.layer[l];
+					const BinArrays &a = ix.bins[l];
+
+					view.layer[l] = {b.t0, b.width, b.nbins, b.max_duration, {b.s0[0], b.s0[1]},
+						{b.swidth[0], b.swidth[1]}, {b.nsub[0], b.nsub[1]}, {b.max_extent[0], b.max_extent[1]},
+						a.nkeys, a.keys, a.start, a.entries};
+				}
+				visit(view);
+				return;
+			}
+	}
 }
 
 /* Plan the index of `method` (not auto) over entries e[0..n). */
@@ -635,12 +683,12 @@ uint64_t	index_device_bytes(const IndexPlan &plan, uint64_t n);
 /* A prepared join: the segments of both sides, the parameters, the method. */
 struct JoinJob
 {
-	std::vector<JoinSegment> a;
-	std::vector<JoinSegment> b;		/* empty for a self-join: the entries are a */
+	HostVector<JoinSegment> a;
+	HostVector<JoinSegment> b;		/* empty for a self-join: the entries are a */
 	JoinParams	params;
 	GeoaccJoinMethod method;		/* resolved */
 
-	const std::vector<JoinSegment> &entries() const { return params.self ? a : b; }
+	const HostVector<JoinSegment> &entries() const { return params.self ? a : b; }
 };
 
 /* Rows of the queries [q0, q1) of a job, ordered, appended by one device. */
@@ -648,7 +696,7 @@ class JoinRunner
 {
 public:
 	virtual ~JoinRunner() = default;
-	virtual void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) = 0;
+	virtual void run(uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) = 0;
 	/* queries per call to run() that keep the work between interrupt polls short */
 	virtual uint64_t block_queries() const = 0;
 };

@@ -135,11 +135,11 @@ main(int argc, char **argv)
 	std::vector<GeoaccJoinRow> rows(1 << 16);
 	int			status = 0;
 
-	printf("| segments | distance | device | method (ran) | segments ms | plan ms | upload ms | index ms | search ms "
-		   "| refine ms | output ms | total ms | rows | candidates | rows/s | candidates/s "
+	printf("| segments | distance | device | method (ran) | segments ms | plan ms | device memory ms | upload ms "
+		   "| index ms | search ms | refine ms | output ms | total ms | rows | candidates | rows/s | candidates/s "
 		   "| chunks, batches, overflowed | allocations, syncs | same rows |\n");
 	printf("| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-		   "| --- | --- | --- |\n");
+		   "| ---: | --- | --- | --- |\n");
 	for (const std::string &d : distances)
 	{
 		uint64_t	reference = 0;
@@ -153,7 +153,7 @@ main(int argc, char **argv)
 				continue;
 			if (device == GEOACC_DEVICE_CPU && segments > cpu_max)
 			{
-				printf("| %llu | %s | cpu | - | skipped (more than %llu segments) | | | | | | | | | | | | | | |\n",
+				printf("| %llu | %s | cpu | - | skipped (more than %llu segments) | | | | | | | | | | | | | | | |\n",
 					   (unsigned long long) segments, d.c_str(), (unsigned long long) cpu_max);
 				continue;
 			}
@@ -192,13 +192,13 @@ main(int argc, char **argv)
 				geoacc_set_interrupt_callback(nullptr);
 				if (st == GEOACC_ERR_CANCELLED)
 				{
-					printf("| %llu | %s | %s | %s | stopped after %.0f s | | | | | | | | | | | | | | |\n",
+					printf("| %llu | %s | %s | %s | stopped after %.0f s | | | | | | | | | | | | | | | |\n",
 						   (unsigned long long) segments, d.c_str(), device_name.c_str(), method_text.c_str(), limit_s);
 					continue;
 				}
 				if (st != GEOACC_OK)
 				{
-					printf("| %llu | %s | %s | %s | failed: %s | | | | | | | | | | | | | | |\n", (unsigned long long) segments,
+					printf("| %llu | %s | %s | %s | failed: %s | | | | | | | | | | | | | | | |\n", (unsigned long long) segments,
 						   d.c_str(), device_name.c_str(), method_text.c_str(), geoacc_status_message());
 					status = 1;
 					continue;
@@ -212,10 +212,10 @@ main(int argc, char **argv)
 				}
 				if (!same)
 					status = 1;
-				printf("| %llu | %s | %s | %s (%s) | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %llu | %llu "
-					   "| %.3g | %.3g | %u, %u, %llu | %u, %u | %s |\n", (unsigned long long) segments, d.c_str(),
+				printf("| %llu | %s | %s | %s (%s) | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %llu "
+					   "| %llu | %.3g | %.3g | %u, %u, %llu | %u, %u | %s |\n", (unsigned long long) segments, d.c_str(),
 					   device_name.c_str(), method_text.c_str(), method_name(s.method), s.segments_ms, s.plan_ms,
-					   s.upload_ms, s.index_ms, s.search_ms, s.refine_ms, s.output_ms, total,
+					   s.memory_ms, s.upload_ms, s.index_ms, s.search_ms, s.refine_ms, s.output_ms, total,
 					   (unsigned long long) s.rows, (unsigned long long) s.candidates, s.rows / (total / 1000),
 					   s.candidates / ((s.search_ms + s.refine_ms) / 1000 + 1e-9), s.entry_chunks, s.batches,
 					   (unsigned long long) s.overflow_queries, s.device_allocations, s.syncs, same ? "yes" : "NO");
