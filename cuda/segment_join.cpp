@@ -378,18 +378,25 @@ segment_shape(const JoinSegment *s, size_t n)
 	return shape;
 }
 
+/* The stride of the planning sample of n entries (at most about 65,536 of them). */
+static size_t
+sample_stride(size_t n)
+{
+	return std::max<size_t>(1, n / 65536);
+}
+
 /*
- * The quantiles LAYER_QUANTILES of value(e[i]) over at most 65,536 entries
- * at a fixed stride: the same plan on every device.
+ * The quantiles LAYER_QUANTILES of value(e[i]) over the entries at a fixed
+ * stride: the same plan on every device.  `sample` is room for the values,
+ * reused from one call to the next.
  */
 template <class Value>
 static void
-sampled_quantiles(const JoinSegment *e, size_t n, Value value, double *out)
+sampled_quantiles(const JoinSegment *e, size_t n, Value value, std::vector<double> &sample, double *out)
 {
-	const size_t stride = std::max<size_t>(1, n / 65536);
-	std::vector<double> sample;
+	const size_t stride = sample_stride(n);
 
-	sample.reserve((n + stride - 1) / stride);
+	sample.clear();
 	for (size_t i = 0; i < n; i += stride)
 		sample.push_back(value(e[i]));
 
@@ -446,13 +453,15 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 
 	/* the caps of the layers from quantiles of a sample, then each layer's bins over its own entries */
 	double		caps[3][JOIN_LAYERS - 1];
+	std::vector<double> sample;
 
-	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, caps[0]);
+	sample.reserve(n / sample_stride(n) + 1);
+	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, sample, caps[0]);
 	for (int k = 0; k < 2; k++)
 		if (method == GEOACC_JOIN_SPATIOTEMPORAL)
 			sampled_quantiles(e, n, [k](const JoinSegment &s) {
 				return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
-			}, caps[1 + k]);
+			}, sample, caps[1 + k]);
 		else
 			std::fill(caps[1 + k], caps[1 + k] + JOIN_LAYERS - 1, INFINITY);
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)

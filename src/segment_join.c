@@ -51,7 +51,13 @@ typedef struct JoinRows
 	uint64		npoints;
 	JoinRow    *rows;
 	MemoryContext geometries;
+	char	   *store_next;		/* free room in the current block of geometries read by a query */
+	Size		store_left;
+	Size		store_block;	/* bytes of the last block */
 } JoinRows;
+
+/* Bytes of a block of the geometries read by a query, at most. */
+#define GEOMETRY_BLOCK ((Size) 8 << 20)
 
 /* The trajectories in the core's layout, in id order, with their ids. */
 typedef struct JoinTracks
@@ -97,6 +103,50 @@ typedef struct JoinSrid
 	GeoaccDirection direction;	/* geography: the sum of the points' directions */
 } JoinSrid;
 
+/*
+ * Room for `bytes` of fresh memory, aligned to a huge page where it spans
+ * one, with huge pages asked for: first writes to fresh memory are much of
+ * what reading the rows and laying out their points cost.  Freed with the
+ * memory context.
+ */
+static void *
+HugePageRoom(Size bytes)
+{
+	char	   *raw;
+
+	if (bytes < GEOACC_HUGE_PAGE)
+		return palloc_extended(Max(bytes, 1), MCXT_ALLOC_HUGE);
+	raw = palloc_extended(bytes + GEOACC_HUGE_PAGE, MCXT_ALLOC_HUGE);
+	raw = (char *) TYPEALIGN(GEOACC_HUGE_PAGE, raw);
+	GeoaccAdviseHugePages(raw, bytes);
+	return raw;
+}
+
+/* A copy of a (detoasted) geometry in the rows' store, where it stays until its points are laid out. */
+static const struct varlena *
+RowsKeep(JoinRows *t, const struct varlena *geom)
+{
+	const Size	size = VARSIZE(geom);
+	const Size	room = MAXALIGN(size);
+	struct varlena *copy;
+
+	if (room > t->store_left)
+	{
+		MemoryContext old = MemoryContextSwitchTo(t->geometries);
+
+		/* blocks double up to GEOMETRY_BLOCK: a few rows take little */
+		t->store_block = Min(Max(t->store_block * 2, 65536), GEOMETRY_BLOCK);
+		t->store_left = Max(room, t->store_block);
+		t->store_next = HugePageRoom(t->store_left);
+		MemoryContextSwitchTo(old);
+	}
+	copy = (struct varlena *) t->store_next;
+	memcpy(copy, geom, size);
+	t->store_next += room;
+	t->store_left -= room;
+	return copy;
+}
+
 static void
 RowsInit(JoinRows *t, MemoryContext geometries)
 {
@@ -107,13 +157,14 @@ RowsInit(JoinRows *t, MemoryContext geometries)
 }
 
 /*
- * Add the trajectory of one row (its geometry kept until the points are
- * laid out): a LINESTRING M or ZM with M increasing, in the call's SRID.
- * Empty and single-point lines have no segment: not kept (false).  A
- * geography's points count towards the centre of the call.
+ * Add the trajectory of one row, its geometry kept until the points are laid
+ * out (a copy in the store where `copy`, else the value itself): a
+ * LINESTRING M or ZM with M increasing, in the call's SRID.  Empty and
+ * single-point lines have no segment: not kept (false).  A geography's
+ * points count towards the centre of the call.
  */
 static bool
-RowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label)
+RowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, bool copy, const char *label)
 {
 	GeoaccLine	line;
 
@@ -166,6 +217,8 @@ RowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, const
 
 			GeoaccDirectionAdd(&srid->direction, p[0], p[1]);
 		}
+	if (copy)
+		GeoaccLineFromGeometry(RowsKeep(t, geom), &line, label);
 	t->rows[t->count].id = id;
 	t->rows[t->count].order = t->count;
 	t->rows[t->count].line = line;
@@ -197,17 +250,18 @@ static JoinTracks
 TracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
 {
 	JoinTracks	t;
-	Size		bytes = Max(rows->npoints, 1) * sizeof(double);
+	const Size	n = Max(rows->npoints, 1);
+	double	   *block = HugePageRoom(n * (with_z ? 4 : 3) * sizeof(double));
 
 	qsort(rows->rows, rows->count, sizeof(JoinRow), CompareRows);
 	t.count = rows->count;
 	t.npoints = rows->npoints;
 	t.ids = palloc(Max(t.count, 1) * sizeof(int64));
 	t.offsets = palloc((t.count + 1) * sizeof(uint32));
-	t.x = palloc_extended(bytes, MCXT_ALLOC_HUGE);
-	t.y = palloc_extended(bytes, MCXT_ALLOC_HUGE);
-	t.z = with_z ? palloc_extended(bytes, MCXT_ALLOC_HUGE) : NULL;
-	t.m = palloc_extended(bytes, MCXT_ALLOC_HUGE);
+	t.x = block;
+	t.y = block + n;
+	t.m = block + 2 * n;
+	t.z = with_z ? block + 3 * n : NULL;
 	t.offsets[0] = 0;
 	for (uint32 i = 0; i < t.count; i++)
 	{
@@ -318,15 +372,12 @@ RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 			traj = SPI_getbinval(tuple, desc, 2, &isnull);
 			if (!isnull)
 			{
-				struct varlena *geom;
+				struct varlena *geom = PG_DETOAST_DATUM(traj);
 				char		label[ROW_LABEL_SIZE];
 
-				/* a copy that outlives the fetched rows, until the points are laid out */
-				MemoryContextSwitchTo(t->geometries);
-				geom = PG_DETOAST_DATUM_COPY(traj);
-				MemoryContextSwitchTo(caller);
 				snprintf(label, sizeof(label), "%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", argname, row, id);
-				if (!RowsAdd(t, srid, id, geom, label))
+				RowsAdd(t, srid, id, geom, true, label);
+				if ((Pointer) geom != DatumGetPointer(traj))
 					pfree(geom);
 			}
 			MemoryContextSwitchTo(spi);
@@ -390,7 +441,7 @@ RowsFromArrays(JoinRows *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, co
 		MemoryContextSwitchTo(caller);
 		snprintf(label, sizeof(label), "%s element %d (id " INT64_FORMAT ")", argname, i + 1,
 				 DatumGetInt64(id_values[i]));
-		if (!RowsAdd(t, srid, DatumGetInt64(id_values[i]), geom, label) &&
+		if (!RowsAdd(t, srid, DatumGetInt64(id_values[i]), geom, false, label) &&
 			(Pointer) geom != DatumGetPointer(traj_values[i]))
 			pfree(geom);
 		CHECK_FOR_INTERRUPTS();
