@@ -34,12 +34,23 @@ namespace geoacc
 /* The stream all geoacc work runs on (created by require_gpu). */
 cudaStream_t stream();
 
+/* Wait for the stream. */
+void		stream_sync();
+
 /* Wait for the stream, then poll the interrupt callback. */
 void sync_and_check_interrupt();
 
 /* Tracked allocation under the memory cap; throws GEOACC_ERR_DEVICE_MEMORY. */
 void	   *device_malloc(size_t bytes);
 void		device_free(void *ptr);
+
+/* Device allocations and stream waits (stream_sync) so far in this process, for a call's statistics. */
+struct DeviceCounters
+{
+	uint64_t	allocations;
+	uint64_t	syncs;
+};
+DeviceCounters device_counters();
 
 /* Owner of n elements of device memory. */
 template <class T>
@@ -79,7 +90,7 @@ public:
 		if (n)
 		{
 			GEOACC_CUDA_TRY(cudaMemcpyAsync(host, ptr_, n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
-			GEOACC_CUDA_TRY(cudaStreamSynchronize(stream()));
+			stream_sync();
 		}
 	}
 

@@ -28,6 +28,7 @@ uint64_t	device_memory;			/* the device's total memory */
 uint64_t	reservation;			/* geoacc_gpu_set_reservation(): 0, none */
 uint64_t	reservation_base;		/* memory in use when it began */
 std::unordered_map<void *, size_t> *live_allocations;
+geoacc::DeviceCounters counters;
 
 /* Errors after which the CUDA context is unusable for this process. */
 bool
@@ -162,10 +163,23 @@ stream()
 }
 
 void
-sync_and_check_interrupt()
+stream_sync()
 {
 	GEOACC_CUDA_TRY(cudaStreamSynchronize(geoacc_stream));
+	counters.syncs++;
+}
+
+void
+sync_and_check_interrupt()
+{
+	stream_sync();
 	check_interrupt();
+}
+
+DeviceCounters
+device_counters()
+{
+	return counters;
 }
 
 void *
@@ -185,6 +199,7 @@ device_malloc(size_t bytes)
 	void	   *ptr = nullptr;
 
 	GEOACC_CUDA_TRY(cudaMalloc(&ptr, bytes));
+	counters.allocations++;
 	live_allocations->emplace(ptr, bytes);
 	memory_in_use += bytes;
 	return ptr;

@@ -471,6 +471,12 @@ typedef struct GeoaccJoinStats
 	uint32_t	entry_chunks;	/* GPU: pieces of the index under the memory cap */
 	uint32_t	batches;		/* GPU: candidate buffers filled and refined */
 	uint64_t	overflow_queries;	/* GPU: queries redone with larger buffers */
+	uint32_t	device_allocations;	/* GPU: device memory allocations made */
+	uint32_t	syncs;			/* GPU: waits of the host for the device */
+	double		segments_ms;	/* checking the trajectories and building the segments */
+	double		plan_ms;		/* planning the index (on the GPU also the device memory) */
+	double		memory_ms;		/* GPU: allocating the call's device memory */
+	double		upload_ms;		/* GPU: copying the segments to the device */
 	double		index_ms;		/* building the index */
 	double		search_ms;		/* the index search (candidates) */
 	double		refine_ms;		/* the exact test */

@@ -10,6 +10,7 @@
 #define GEOACC_MAKE_TRAJECTORIES_H
 
 #include "core.h"
+#include "host_memory.h"
 
 #include <chrono>
 #include <cmath>
@@ -103,50 +104,6 @@ starts_part(double pt, double px, double py, double t, double x, double y, doubl
 		return true;
 	return sqrt(dx * dx + dy * dy) / dt > max_speed;
 }
-
-/*
- * An allocator for the large host arrays: above 2 MB they are mapped with
- * transparent huge pages asked for, so that first touches fault once per
- * 2 MB rather than once per 4 kB (fresh memory is most of what the arrays
- * of 10^8 fixes cost where page faults are slow, as in virtual machines).
- */
-template <class T>
-struct HugePageAllocator
-{
-	using value_type = T;
-
-	HugePageAllocator() = default;
-	template <class U>
-	HugePageAllocator(const HugePageAllocator<U> &) {}
-
-	T		   *allocate(size_t n);
-	void		deallocate(T *p, size_t n);
-
-	template <class U>
-	bool		operator==(const HugePageAllocator<U> &) const { return true; }
-	template <class U>
-	bool		operator!=(const HugePageAllocator<U> &) const { return false; }
-};
-
-void	   *huge_page_allocate(size_t bytes);
-void		huge_page_free(void *p, size_t bytes);
-
-template <class T>
-T *
-HugePageAllocator<T>::allocate(size_t n)
-{
-	return static_cast<T *>(huge_page_allocate(n * sizeof(T)));
-}
-
-template <class T>
-void
-HugePageAllocator<T>::deallocate(T *p, size_t n)
-{
-	huge_page_free(p, n * sizeof(T));
-}
-
-template <class T>
-using HostVector = std::vector<T, HugePageAllocator<T>>;
 
 /*
  * Fixes sorted by (object, time) with duplicates dropped, cut into parts:

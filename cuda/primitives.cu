@@ -73,19 +73,39 @@ select_flagged(const uint8_t *d_flags, uint32_t n, uint32_t *d_indices)
 		return 0;
 
 	DeviceBuffer<uint32_t> d_count(1);
-	thrust::counting_iterator<uint32_t> positions(0);
-	size_t		temp_bytes = 0;
-
-	GEOACC_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, temp_bytes, positions, d_flags, d_indices,
-											   d_count.data(), n, stream()));
+	const size_t temp_bytes = select_flagged_temp_bytes(n);
 	DeviceBuffer<unsigned char> d_temp(temp_bytes);
-	GEOACC_CUDA_TRY(cub::DeviceSelect::Flagged(d_temp.data(), temp_bytes, positions, d_flags, d_indices,
-											   d_count.data(), n, stream()));
+
+	select_flagged_async(d_temp.data(), temp_bytes, d_flags, n, d_indices, d_count.data());
 
 	uint32_t	count = 0;
 
 	d_count.download(&count, 1);
 	return count;
+}
+
+size_t
+select_flagged_temp_bytes(uint32_t n)
+{
+	size_t		temp_bytes = 0;
+
+	GEOACC_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, temp_bytes, thrust::counting_iterator<uint32_t>(0),
+											   (const uint8_t *) nullptr, (uint32_t *) nullptr,
+											   (uint32_t *) nullptr, n, stream()));
+	return temp_bytes;
+}
+
+void
+select_flagged_async(void *d_temp, size_t temp_bytes, const uint8_t *d_flags, uint32_t n, uint32_t *d_indices,
+					 uint32_t *d_count)
+{
+	if (n == 0)
+	{
+		GEOACC_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(uint32_t), stream()));
+		return;
+	}
+	GEOACC_CUDA_TRY(cub::DeviceSelect::Flagged(d_temp, temp_bytes, thrust::counting_iterator<uint32_t>(0), d_flags,
+											   d_indices, d_count, n, stream()));
 }
 
 void

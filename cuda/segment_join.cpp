@@ -60,12 +60,16 @@ check_trajectories(const GeoaccTrajectories &t, const char *name)
 	}
 }
 
-/* The segments of a set of trajectories, in (trajectory, segment) order. */
-std::vector<JoinSegment>
-segments_of(const GeoaccTrajectories &t, bool with_z, const char *name)
+/*
+ * The segments of a set of trajectories, in (trajectory, segment) order;
+ * *max_abs grows to the largest magnitude of their coordinates.
+ */
+HostVector<JoinSegment>
+segments_of(const GeoaccTrajectories &t, bool with_z, const char *name, double *max_abs)
 {
-	std::vector<JoinSegment> out;
+	HostVector<JoinSegment> out;
 	uint64_t	count = 0;
+	double		m = *max_abs;
 
 	for (uint32_t s = 0; s < t.ntrajectories; s++)
 		if (t.offsets[s + 1] - t.offsets[s] >= 2)
@@ -75,9 +79,15 @@ segments_of(const GeoaccTrajectories &t, bool with_z, const char *name)
 			 (unsigned long long) count);
 	out.reserve(count);
 	for (uint32_t s = 0; s < t.ntrajectories; s++)
+	{
+		if (t.offsets[s + 1] - t.offsets[s] < 2)
+			continue;
+		for (uint32_t i = t.offsets[s]; i < t.offsets[s + 1]; i++)
+			m = std::max({m, std::fabs(t.x[i]), std::fabs(t.y[i]), with_z ? std::fabs(t.z[i]) : 0.0});
 		for (uint32_t i = t.offsets[s]; i + 1 < t.offsets[s + 1]; i++)
 		{
 			JoinSegment g;
+
 
 			g.p0[0] = t.x[i];
 			g.p0[1] = t.y[i];
@@ -91,18 +101,9 @@ segments_of(const GeoaccTrajectories &t, bool with_z, const char *name)
 			g.seg = i - t.offsets[s];
 			out.push_back(g);
 		}
+	}
+	*max_abs = m;
 	return out;
-}
-
-double
-max_abs_coordinate(const std::vector<JoinSegment> &s)
-{
-	double		m = 0;
-
-	for (const JoinSegment &g : s)
-		for (int k = 0; k < 3; k++)
-			m = std::max({m, std::fabs(g.p0[k]), std::fabs(g.p1[k])});
-	return m;
 }
 
 /* Bins of `width` from lo covering [lo, hi]. */
@@ -125,8 +126,8 @@ sane_width(double width, double lo, double hi)
 
 /* (key, entry) pairs sorted by key, entries in order within a key: the non-empty keys, their starts, the entries. */
 void
-group_by_key(std::vector<std::pair<uint64_t, uint32_t>> &filed, std::vector<uint64_t> &keys,
-			 std::vector<uint32_t> &start, std::vector<uint32_t> &entries)
+group_by_key(HostVector<std::pair<uint64_t, uint32_t>> &filed, HostVector<uint64_t> &keys,
+			 HostVector<uint32_t> &start, HostVector<uint32_t> &entries)
 {
 	std::stable_sort(filed.begin(), filed.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
 	keys.clear();
@@ -149,16 +150,16 @@ struct HostIndex
 {
 	IndexPlan	plan;
 	/* per layer; the spatial grid in [0] */
-	std::vector<uint64_t> keys[JOIN_LAYERS];
-	std::vector<uint32_t> start[JOIN_LAYERS];
-	std::vector<uint32_t> entries[JOIN_LAYERS];
+	HostVector<uint64_t> keys[JOIN_LAYERS];
+	HostVector<uint32_t> start[JOIN_LAYERS];
+	HostVector<uint32_t> entries[JOIN_LAYERS];
 
 	HostIndex(const IndexPlan &p, const JoinSegment *e, size_t n) : plan(p)
 	{
 		if (plan.method == GEOACC_JOIN_SPATIAL)
 		{
 			/* (cell, entry) for every cell of every entry */
-			std::vector<std::pair<uint64_t, uint32_t>> filed;
+			HostVector<std::pair<uint64_t, uint32_t>> filed;
 
 			filed.reserve(plan.insertions);
 			for (size_t i = 0; i < n; i++)
@@ -177,8 +178,10 @@ struct HostIndex
 		}
 
 		/* per layer, the bin (and sub-cell) of every entry of the layer */
-		std::vector<std::pair<uint64_t, uint32_t>> layer_filed[JOIN_LAYERS];
+		HostVector<std::pair<uint64_t, uint32_t>> layer_filed[JOIN_LAYERS];
 
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			layer_filed[l].reserve(plan.layer[l].count);
 		for (size_t i = 0; i < n; i++)
 		{
 			const int	l = join_layer(plan, e[i]);
@@ -190,30 +193,15 @@ struct HostIndex
 			group_by_key(layer_filed[l], keys[l], start[l], entries[l]);
 	}
 
-	SpatialIndexView spatial() const
+	IndexArrays arrays() const
 	{
-		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, keys[0].size(), keys[0].data(), start[0].data(),
-			entries[0].data()};
-	}
-	LayeredIndexView<TemporalIndexView> temporal() const
-	{
-		LayeredIndexView<TemporalIndexView> view;
+		IndexArrays a;
 
+		a.plan = plan;
 		for (int l = 0; l < JOIN_LAYERS; l++)
-			view.layer[l] = temporal_layer_view(plan.layer[l], arrays(l));
-		return view;
+			a.bins[l] = {keys[l].size(), keys[l].data(), start[l].data(), entries[l].data()};
+		return a;
 	}
-	LayeredIndexView<SpatioTemporalIndexView> spatiotemporal() const
-	{
-		LayeredIndexView<SpatioTemporalIndexView> view;
-
-		for (int l = 0; l < JOIN_LAYERS; l++)
-			view.layer[l] = spatiotemporal_layer_view(plan.layer[l], arrays(l));
-		return view;
-	}
-
-private:
-	BinArrays	arrays(int l) const { return {keys[l].size(), keys[l].data(), start[l].data(), entries[l].data()}; }
 };
 
 /* Collects a query's candidates. */
@@ -230,38 +218,29 @@ class CpuJoinRunner : public JoinRunner
 public:
 	CpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job)
 	{
-		const std::vector<JoinSegment> &e = job.entries();
-		const double start = now_ms();
+		const HostVector<JoinSegment> &e = job.entries();
+		double		start = now_ms();
+		const IndexPlan plan = plan_index(job.method, e.data(), e.size(), job.params);
 
-		index_ = std::make_unique<HostIndex>(plan_index(job.method, e.data(), e.size(), job.params), e.data(),
-											 e.size());
+		stats.plan_ms += now_ms() - start;
+		start = now_ms();
+		index_ = std::make_unique<HostIndex>(plan, e.data(), e.size());
 		stats.index_ms += now_ms() - start;
 	}
 
 	uint64_t	block_queries() const override { return CPU_BLOCK_QUERIES; }
 
-	void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
+	void run(uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
 	{
-		switch (job_.method)
-		{
-			case GEOACC_JOIN_SPATIAL:
-				run_with(index_->spatial(), q0, q1, rows, stats);
-				break;
-			case GEOACC_JOIN_TEMPORAL:
-				run_with(index_->temporal(), q0, q1, rows, stats);
-				break;
-			default:
-				run_with(index_->spatiotemporal(), q0, q1, rows, stats);
-				break;
-		}
+		with_index_view(index_->arrays(), [&](const auto &view) { run_with(view, q0, q1, rows, stats); });
 	}
 
 private:
 	template <class View>
-	void run_with(const View &view, uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows,
+	void run_with(const View &view, uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows,
 				  GeoaccJoinStats &stats)
 	{
-		const std::vector<JoinSegment> &e = job_.entries();
+		const HostVector<JoinSegment> &e = job_.entries();
 		std::vector<uint32_t> offsets{0};
 		std::vector<uint32_t> candidates;
 		CollectVisit visit{&candidates};
@@ -399,22 +378,45 @@ segment_shape(const JoinSegment *s, size_t n)
 	return shape;
 }
 
+/* The stride of the planning sample of n entries (at most about 65,536 of them). */
+static size_t
+sample_stride(size_t n)
+{
+	return std::max<size_t>(1, n / 65536);
+}
+
 /*
- * The quantiles LAYER_QUANTILES of value(e[i]) over at most 65,536 entries
- * at a fixed stride: the same plan on every device.
+ * The quantiles LAYER_QUANTILES of value(e[i]) over the entries at a fixed
+ * stride: the same plan on every device.  `sample` is room for the values,
+ * reused from one call to the next.
  */
 template <class Value>
 static void
-sampled_quantiles(const JoinSegment *e, size_t n, Value value, double *out)
+sampled_quantiles(const JoinSegment *e, size_t n, Value value, std::vector<double> &sample, double *out)
 {
-	const size_t stride = std::max<size_t>(1, n / 65536);
-	std::vector<double> sample;
+	const size_t stride = sample_stride(n);
 
+	sample.clear();
 	for (size_t i = 0; i < n; i += stride)
 		sample.push_back(value(e[i]));
-	std::sort(sample.begin(), sample.end());
+
+	/* each rank's value as a full sort would place it, found above the rank before (the ranks ascend) */
+	auto		from = sample.begin();
+
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)
-		out[l] = sample.empty() ? INFINITY : sample[(size_t) ((double) (sample.size() - 1) * LAYER_QUANTILES[l])];
+	{
+		if (sample.empty())
+		{
+			out[l] = INFINITY;
+			continue;
+		}
+
+		const auto	at = sample.begin() + (ptrdiff_t) ((double) (sample.size() - 1) * LAYER_QUANTILES[l]);
+
+		std::nth_element(from, at, sample.end());
+		out[l] = *at;
+		from = at;
+	}
 }
 
 IndexPlan
@@ -451,13 +453,15 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 
 	/* the caps of the layers from quantiles of a sample, then each layer's bins over its own entries */
 	double		caps[3][JOIN_LAYERS - 1];
+	std::vector<double> sample;
 
-	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, caps[0]);
+	sample.reserve(n / sample_stride(n) + 1);
+	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, sample, caps[0]);
 	for (int k = 0; k < 2; k++)
 		if (method == GEOACC_JOIN_SPATIOTEMPORAL)
 			sampled_quantiles(e, n, [k](const JoinSegment &s) {
 				return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
-			}, caps[1 + k]);
+			}, sample, caps[1 + k]);
 		else
 			std::fill(caps[1 + k], caps[1 + k] + JOIN_LAYERS - 1, INFINITY);
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)
@@ -480,15 +484,16 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 uint64_t
 index_device_bytes(const IndexPlan &plan, uint64_t n)
 {
-	switch (plan.method)
-	{
-		case GEOACC_JOIN_SPATIAL:
-			/* keys and entries, twice for the sort, cells and their starts, the sort's scratch */
-			return plan.insertions * (2 * 8 + 2 * 4 + 8 + 8 + 8) + n * 8 + (1 << 20);
-		default:
-			/* as the spatial grid per insertion, and the layer flags and ids */
-			return n * (2 * 8 + 2 * 4 + 8 + 8 + 8) + n * 5 + (1 << 20);
-	}
+	const bool	spatial = plan.method == GEOACC_JOIN_SPATIAL;
+	const uint64_t insertions = spatial ? plan.insertions : n;
+
+	/*
+	 * Per insertion: the keys, starts and entries kept (16 bytes), the build's
+	 * keys, entries, sorted keys, run flags and run starts (25), the sort's
+	 * temporary storage (12); per entry of the spatial grid its count of cells
+	 * and their offset (8); a megabyte.
+	 */
+	return insertions * (16 + 25 + 12) + (spatial ? n * 8 : 0) + (1 << 20);
 }
 
 uint32_t
@@ -512,7 +517,7 @@ struct GeoaccSegmentJoin
 {
 	JoinJob		job;
 	std::unique_ptr<JoinRunner> runner;
-	std::vector<GeoaccJoinRow> pending;
+	HostVector<GeoaccJoinRow> pending;
 	size_t		pending_next = 0;
 	uint64_t	next_query = 0;
 	GeoaccJoinStats stats;
@@ -538,6 +543,9 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the distance must be a positive, finite number (it is %g)", distance);
 		if (method < GEOACC_JOIN_AUTO || method > GEOACC_JOIN_SPATIOTEMPORAL)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown join method %d", (int) method);
+
+		const double start = now_ms();
+
 		check_trajectories(*a, "a");
 		if (b)
 			check_trajectories(*b, "b");
@@ -546,18 +554,20 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 		JoinJob    &job = h->job;
 		const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
 
+		double		max_abs = 0;
+
 		memset(&h->stats, 0, sizeof(h->stats));
-		job.a = segments_of(*a, with_z, "a");
+		job.a = segments_of(*a, with_z, "a", &max_abs);
 		if (b)
-			job.b = segments_of(*b, with_z, "b");
+			job.b = segments_of(*b, with_z, "b", &max_abs);
 		job.params.dims = with_z ? 3 : 2;
 		job.params.self = b == nullptr;
 		job.params.distance = distance;
 		/* a margin for the rounding of positions: the boxes must not drop a pair the exact test keeps */
-		job.params.reach = distance + (distance + std::max(max_abs_coordinate(job.a), max_abs_coordinate(job.b)))
-			* 1e-12;
+		job.params.reach = distance + (distance + max_abs) * 1e-12;
+		h->stats.segments_ms = now_ms() - start;
 
-		const std::vector<JoinSegment> &entries = job.entries();
+		const HostVector<JoinSegment> &entries = job.entries();
 
 		/* the layered spatiotemporal index visits the fewest entries on every data set measured */
 		job.method = method != GEOACC_JOIN_AUTO ? method : GEOACC_JOIN_SPATIOTEMPORAL;
@@ -567,7 +577,7 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 		if (job.a.empty() || entries.empty())
 			;					/* no pairs: no index */
 		else if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job));
+			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job, h->stats));
 		else
 			h->runner = std::make_unique<CpuJoinRunner>(job, h->stats);
 		*join = h.release();

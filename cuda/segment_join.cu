@@ -21,14 +21,26 @@
  * pieces of a block of queries (its first pass, the redone groups, every
  * chunk of the entries) are each ordered on the device and merged on the
  * host.  Entries beyond what fits under the device-memory cap are indexed
- * chunk by chunk.  Interrupts are polled after every launch's sync.
+ * chunk by chunk.
+ *
+ * What a call costs besides the search is kept small.  All its device
+ * memory is one allocation, laid out from the plan before anything runs
+ * and given back when the join closes; CUB's temporary storage is one part
+ * of it, sized for the largest use.  The layers of an index are filed by
+ * one sort (a key carries its layer above its bin).  The host waits for the
+ * device only for a count it needs: once per index build (its bins), twice
+ * per batch (how many rows, then the rows), polling for interrupts each
+ * time.  A self-join searches the entries already on the device rather
+ * than uploading them again as queries.
  */
 #include "cuda_util.cuh"
 #include "primitives.cuh"
 #include "segment_join.h"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +59,28 @@ now_ms()
 {
 	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+/* Bits needed for the numbers 0 .. max (at least 1: a sort of no bits is not a sort). */
+int
+bits_for(uint64_t max)
+{
+	int			bits = 1;
+
+	while (bits < 64 && (max >> bits) != 0)
+		bits++;
+	return bits;
+}
+
+/* What the host reads back of an index build or of a batch, in one copy. */
+struct DeviceCounts
+{
+	uint32_t	nkeys;			/* index: non-empty cells or bins, all layers */
+	uint32_t	layer_first_key[JOIN_LAYERS + 1];	/* index: each layer's first bin; nkeys last */
+	uint32_t	layer_first_entry[JOIN_LAYERS + 1];	/* index: where each layer's entries start */
+	uint32_t	selected;		/* batch: slots that passed the exact test */
+	uint32_t	overflowed;		/* batch: first-pass queries with more candidates than slots */
+	uint64_t	candidates;		/* batch: candidates of all first-pass queries */
+};
 
 /* ------------------------------------------------------------ index build */
 
@@ -83,10 +117,29 @@ spatial_fill_kernel(const JoinSegment *e, uint32_t n, IndexPlan plan, const uint
 		}
 }
 
-/* flags[i] = 1 where a run of equal sorted keys starts */
-template <class K>
+/*
+ * The key of each entry of a layered index: its layer above bit `shift`,
+ * its bin (and sub-cell) below, so that one stable sort groups the entries
+ * by layer, then by bin, each layer's in the order of its own sort.
+ */
 __global__ void
-run_starts_kernel(const K *keys, uint32_t n, uint8_t *flags)
+layer_keys_kernel(const JoinSegment *e, uint32_t n, IndexPlan plan, bool sub_cells, int shift, uint64_t *keys,
+				  uint32_t *values)
+{
+	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+
+	const int	l = join_layer(plan, e[i]);
+
+	keys[i] = (uint64_t) l << shift | join_bin_key(plan.layer[l], sub_cells, e[i]);
+	values[i] = i;
+}
+
+/* flags[i] = 1 where a run of equal sorted keys starts */
+__global__ void
+run_starts_kernel(const uint64_t *keys, uint32_t n, uint8_t *flags)
 {
 	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -94,216 +147,260 @@ run_starts_kernel(const K *keys, uint32_t n, uint8_t *flags)
 		flags[i] = i == 0 || keys[i] != keys[i - 1];
 }
 
-/* The non-empty keys and where each one's entries start, from the starts of the runs of sorted keys. */
+/*
+ * The non-empty keys (the layer cut off) and where each one's entries
+ * start, from the starts of the runs of sorted keys; their number is on
+ * the device.
+ */
 __global__ void
-cells_kernel(const uint64_t *sorted_keys, const uint32_t *run_start, uint32_t ncells, uint32_t total,
-			 uint64_t *cell_keys, uint32_t *cell_start)
+cells_kernel(const uint64_t *sorted_keys, const uint32_t *run_start, const DeviceCounts *counts, uint32_t total,
+			 uint64_t key_mask, uint64_t *cell_keys, uint32_t *cell_start)
 {
 	const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t ncells = counts->nkeys;
 
 	if (c < ncells)
 	{
-		cell_keys[c] = sorted_keys[run_start[c]];
+		cell_keys[c] = sorted_keys[run_start[c]] & key_mask;
 		cell_start[c] = run_start[c];
 	}
 	else if (c == ncells)
 		cell_start[c] = total;
 }
 
-/* flags[i] = 1 where entry i is in layer l of the plan */
+/* Thread l: the first bin of layer l and where its entries start (a spatial grid is all layer 0). */
 __global__ void
-layer_flags_kernel(const JoinSegment *e, uint32_t n, IndexPlan plan, int l, uint8_t *flags)
+layer_bounds_kernel(const uint64_t *sorted_keys, const uint32_t *cell_start, bool layered, int shift,
+					DeviceCounts *counts)
+{
+	const uint32_t l = threadIdx.x;
+
+	if (l > JOIN_LAYERS)
+		return;
+
+	uint32_t	lo = 0,
+				hi = counts->nkeys;
+
+	while (lo < hi)
+	{
+		const uint32_t mid = lo + (hi - lo) / 2;
+		const uint64_t layer = layered ? sorted_keys[cell_start[mid]] >> shift : 0;
+
+		if (layer < l)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	counts->layer_first_key[l] = lo;
+	counts->layer_first_entry[l] = cell_start[lo];
+}
+
+/* flags[q] = 1 where query q found more candidates than its slots */
+__global__ void
+overflow_flags_kernel(const uint32_t *counts, uint32_t nq, uint32_t limit, uint8_t *flags)
+{
+	const uint32_t q = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (q < nq)
+		flags[q] = counts[q] > limit;
+}
+
+/* pairs[i] = (queries[i], its count): one copy brings both to the host */
+__global__ void
+query_counts_kernel(const uint32_t *queries, uint32_t n, const uint32_t *counts, uint32_t *pairs)
 {
 	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < n)
-		flags[i] = join_layer(plan, e[i]) == l;
+	{
+		pairs[2 * i] = queries[i];
+		pairs[2 * i + 1] = counts[queries[i]];
+	}
 }
 
-/* The key of each entry of a layer (ids: its entries; nullptr: all of them). */
-__global__ void
-bin_keys_kernel(const JoinSegment *e, const uint32_t *ids, uint32_t n, BinPlan b, bool sub_cells, uint64_t *keys,
-				uint32_t *values)
+/* Candidate counts summed in 64 bits. */
+struct WidenU32
 {
-	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	__host__ __device__ uint64_t operator()(uint32_t x) const { return x; }
+};
 
-	if (i >= n)
-		return;
+using WideCounts = thrust::transform_iterator<WidenU32, const uint32_t *>;
 
-	const uint32_t id = ids ? ids[i] : i;
+/* ------------------------------------------------------- device memory */
 
-	keys[i] = join_bin_key(b, sub_cells, e[id]);
-	values[i] = id;
-}
+/*
+ * Lays buffers out one after another in one block of device memory; with
+ * no base it only measures, so the same code sizes the block and then
+ * hands out its parts.
+ */
+class ArenaLayout
+{
+public:
+	explicit ArenaLayout(unsigned char *base) : base_(base) {}
 
-/* CUB's temporary storage, grown as needed and kept between calls. */
+	template <class T>
+	T		   *take(uint64_t n)
+	{
+		used_ = (used_ + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+
+		T		   *p = base_ ? reinterpret_cast<T *>(base_ + used_) : nullptr;
+
+		used_ += n * sizeof(T);
+		return p;
+	}
+	uint64_t	used() const { return used_; }
+	/* parts used one after the other share memory: lay the next one out from `mark` */
+	void		rewind(uint64_t mark) { used_ = mark; }
+	void		extend(uint64_t end) { used_ = std::max(used_, end); }
+
+private:
+	unsigned char *base_;
+	uint64_t	used_ = 0;
+};
+
+/* CUB's temporary storage: a part of the arena as large as the largest use asked for up front. */
 struct Scratch
 {
-	DeviceBuffer<unsigned char> buffer;
+	void	   *data = nullptr;
+	size_t		bytes = 0;
 
-	void	   *get(size_t bytes)
+	void	   *get(size_t need, const char *what) const
 	{
-		if (buffer.size() < bytes)
-			buffer.resize(bytes);
-		return buffer.data();
+		if (need > bytes)
+			fail(GEOACC_ERR_INTERNAL, "segment join: %s needs %zu bytes of temporary storage, %zu were set aside",
+				 what, need, bytes);
+		return data;
 	}
 };
 
-/* Stable sort of (keys, values) pairs by key. */
-template <class K>
-void
-sort_pairs(Scratch &scratch, const K *keys_in, K *keys_out, const uint32_t *values_in, uint32_t *values_out,
-		   uint32_t n)
+size_t
+sort_temp_bytes(uint32_t n, int end_bit)
 {
 	size_t		bytes = 0;
 
-	if (n == 0)
-		return;
-	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in, values_out,
-													(int) n, 0, (int) sizeof(K) * 8, stream()));
-	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys_in, keys_out, values_in,
-													values_out, (int) n, 0, (int) sizeof(K) * 8, stream()));
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint64_t *) nullptr, (uint64_t *) nullptr,
+													(const uint32_t *) nullptr, (uint32_t *) nullptr, (int) n, 0,
+													end_bit, stream()));
+	return bytes;
 }
 
-/* One index on the device over a chunk of entries: the arrays of the host's HostIndex, built alike. */
-struct DeviceIndex
+size_t
+scan_temp_bytes(uint32_t n)
 {
-	IndexPlan	plan;
-	/* per layer; the spatial grid in [0] */
-	uint64_t	nkeys[JOIN_LAYERS] = {};
-	DeviceBuffer<uint64_t> keys[JOIN_LAYERS];
-	DeviceBuffer<uint32_t> start[JOIN_LAYERS];
-	DeviceBuffer<uint32_t> entries[JOIN_LAYERS];
+	size_t		bytes = 0;
 
-	DeviceIndex(const IndexPlan &p, const JoinSegment *d_entries, uint32_t n, Scratch &scratch) : plan(p)
+	GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const uint32_t *) nullptr, (uint32_t *) nullptr,
+												  (int) n, stream()));
+	return bytes;
+}
+
+size_t
+sum_temp_bytes(uint32_t n)
+{
+	size_t		bytes = 0;
+
+	GEOACC_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, bytes, WideCounts(nullptr, WidenU32()), (uint64_t *) nullptr,
+										   (int) n, stream()));
+	return bytes;
+}
+
+/* The same sort between two buffers each for keys and values, CUB's own storage then small. */
+size_t
+double_buffer_sort_temp_bytes(uint32_t n, int end_bit)
+{
+	size_t		bytes = 0;
+	cub::DoubleBuffer<uint64_t> keys(nullptr, nullptr);
+	cub::DoubleBuffer<uint32_t> values(nullptr, nullptr);
+
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, (int) n, 0, end_bit, stream()));
+	return bytes;
+}
+
+/*
+ * Stable sort of n (key, value) pairs by the key's bits [0, end_bit),
+ * between keys and other_keys, values and other_values: returns where the
+ * sorted values are.
+ */
+uint32_t *
+sort_pairs_between(const Scratch &scratch, uint64_t *keys, uint64_t *other_keys, uint32_t *values,
+				   uint32_t *other_values, uint32_t n, int end_bit)
+{
+	cub::DoubleBuffer<uint64_t> k(keys, other_keys);
+	cub::DoubleBuffer<uint32_t> v(values, other_values);
+
+	if (n == 0)
+		return values;
+
+	size_t		bytes = double_buffer_sort_temp_bytes(n, end_bit);
+
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.get(bytes, "a sort"), bytes, k, v, (int) n, 0, end_bit,
+													stream()));
+	return v.Current();
+}
+
+/* Stable sort of n (key, value) pairs by the key's bits [0, end_bit). */
+void
+sort_pairs(const Scratch &scratch, const uint64_t *keys_in, uint64_t *keys_out, const uint32_t *values_in,
+		   uint32_t *values_out, uint32_t n, int end_bit)
+{
+	if (n == 0)
+		return;
+
+	size_t		bytes = sort_temp_bytes(n, end_bit);
+
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.get(bytes, "a sort"), bytes, keys_in, keys_out, values_in,
+													values_out, (int) n, 0, end_bit, stream()));
+}
+
+/* Positions of nonzero flags into indices, their count into *d_count, without waiting. */
+void
+select_flagged_into(const Scratch &scratch, const uint8_t *flags, uint32_t n, uint32_t *indices, uint32_t *d_count)
+{
+	const size_t bytes = select_flagged_temp_bytes(n);
+
+	select_flagged_async(scratch.get(bytes, "a selection"), bytes, flags, n, indices, d_count);
+}
+
+/* Events at points of the stream, to time the device's work between them after a wait. */
+class StreamEvents
+{
+public:
+	static constexpr int COUNT = 3;
+
+	StreamEvents()
 	{
-		if (plan.method == GEOACC_JOIN_SPATIAL)
-			build_spatial(d_entries, n, scratch);
-		else
-			build_layers(d_entries, n, scratch);
-	}
-
-	void build_spatial(const JoinSegment *d_entries, uint32_t n, Scratch &scratch)
-	{
-		const uint32_t total = (uint32_t) plan.insertions;
-		DeviceBuffer<uint32_t> cells(n),
-					offsets(n);
-		size_t		bytes = 0;
-
-		spatial_count_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, cells.data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, cells.data(), offsets.data(), (int) n,
-													  stream()));
-		GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, cells.data(), offsets.data(),
-													  (int) n, stream()));
-
-		DeviceBuffer<uint64_t> filed_keys(total);
-		DeviceBuffer<uint32_t> values(total);
-
-		spatial_fill_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, offsets.data(),
-																			   filed_keys.data(), values.data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		group_by_key(filed_keys, values, total, 0, scratch);
-	}
-
-	void build_layers(const JoinSegment *d_entries, uint32_t n, Scratch &scratch)
-	{
-		DeviceBuffer<uint8_t> flags;
-		DeviceBuffer<uint32_t> ids;
-		int			nonempty = 0;
-
-		for (const BinPlan &b : plan.layer)
-			nonempty += b.count > 0;
-
-		const bool	split = nonempty > 1;
-
-		if (split)
+		for (int i = 0; i < COUNT; i++)
 		{
-			flags.resize(n);
-			ids.resize(n);
-		}
-		for (int l = 0; l < JOIN_LAYERS; l++)
-		{
-			uint32_t	count = plan.layer[l].count == 0 ? 0 : n;
+			const cudaError_t err = cudaEventCreate(&events_[i]);
 
-			if (split && count > 0)
+			if (err != cudaSuccess)
 			{
-				layer_flags_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_entries, n, plan, l,
-																					  flags.data());
-				GEOACC_CUDA_CHECK_LAUNCH();
-				count = select_flagged(flags.data(), n, ids.data());
-				if (count != plan.layer[l].count)
-					fail(GEOACC_ERR_INTERNAL, "segment join: layer %d holds %u entries on the device, %llu planned",
-						 l, count, (unsigned long long) plan.layer[l].count);
+				while (i-- > 0)
+					cudaEventDestroy(events_[i]);
+				cuda_fail(err, "cudaEventCreate", __FILE__, __LINE__);
 			}
-
-			DeviceBuffer<uint64_t> filed_keys(count);
-			DeviceBuffer<uint32_t> values(count);
-
-			if (count > 0)
-			{
-				bin_keys_kernel<<<blocks_for(count, THREADS), THREADS, 0, stream()>>>(
-					d_entries, split ? ids.data() : nullptr, count, plan.layer[l],
-					plan.method == GEOACC_JOIN_SPATIOTEMPORAL, filed_keys.data(), values.data());
-				GEOACC_CUDA_CHECK_LAUNCH();
-			}
-			group_by_key(filed_keys, values, count, l, scratch);
 		}
 	}
-
-	/* (key, entry) pairs sorted by key, entries in order within a key: the non-empty keys, their starts, the entries */
-	void group_by_key(DeviceBuffer<uint64_t> &filed_keys, DeviceBuffer<uint32_t> &values, uint32_t total, int l,
-					  Scratch &scratch)
+	~StreamEvents()
 	{
-		DeviceBuffer<uint64_t> sorted_keys(total);
-
-		entries[l].resize(total);
-		sort_pairs(scratch, filed_keys.data(), sorted_keys.data(), values.data(), entries[l].data(), total);
-		filed_keys.resize(0);
-		values.resize(0);
-
-		DeviceBuffer<uint8_t> flags(total);
-		DeviceBuffer<uint32_t> run_start(total);
-
-		if (total > 0)
-		{
-			run_starts_kernel<<<blocks_for(total, THREADS), THREADS, 0, stream()>>>(sorted_keys.data(), total,
-																					 flags.data());
-			GEOACC_CUDA_CHECK_LAUNCH();
-			nkeys[l] = select_flagged(flags.data(), total, run_start.data());
-		}
-		keys[l].resize(nkeys[l]);
-		start[l].resize(nkeys[l] + 1);
-		cells_kernel<<<blocks_for(nkeys[l] + 1, THREADS), THREADS, 0, stream()>>>(
-			sorted_keys.data(), run_start.data(), (uint32_t) nkeys[l], total, keys[l].data(), start[l].data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		sync_and_check_interrupt();
+		for (cudaEvent_t e : events_)
+			cudaEventDestroy(e);
 	}
+	StreamEvents(const StreamEvents &) = delete;
+	StreamEvents &operator=(const StreamEvents &) = delete;
 
-	SpatialIndexView spatial() const
+	void		record(int i) { GEOACC_CUDA_TRY(cudaEventRecord(events_[i], stream())); }
+	/* after a wait that followed record(to) */
+	double		ms(int from, int to) const
 	{
-		return {plan.x0, plan.y0, plan.cell, plan.nx, plan.ny, nkeys[0], keys[0].data(), start[0].data(),
-			entries[0].data()};
-	}
-	LayeredIndexView<TemporalIndexView> temporal() const
-	{
-		LayeredIndexView<TemporalIndexView> view;
+		float		ms = 0;
 
-		for (int l = 0; l < JOIN_LAYERS; l++)
-			view.layer[l] = temporal_layer_view(plan.layer[l], arrays(l));
-		return view;
-	}
-	LayeredIndexView<SpatioTemporalIndexView> spatiotemporal() const
-	{
-		LayeredIndexView<SpatioTemporalIndexView> view;
-
-		for (int l = 0; l < JOIN_LAYERS; l++)
-			view.layer[l] = spatiotemporal_layer_view(plan.layer[l], arrays(l));
-		return view;
+		GEOACC_CUDA_TRY(cudaEventElapsedTime(&ms, events_[from], events_[to]));
+		return ms;
 	}
 
 private:
-	BinArrays	arrays(int l) const { return {nkeys[l], keys[l].data(), start[l].data(), entries[l].data()}; }
+	cudaEvent_t events_[COUNT] = {};
 };
 
 /* ----------------------------------------------------------- the search */
@@ -375,10 +472,10 @@ refine_kernel(const JoinSegment *entries, const JoinSegment *queries, JoinParams
 		&& join_refine(queries[q], entries[candidates[slot]], p, &hit);
 }
 
-/* (query, entry) keys of the selected slots, in numbers over the whole join */
+/* Keys of the selected slots in (query, entry) order: query * nentries + entry, in as few bits as a batch needs */
 __global__ void
 row_keys_kernel(const uint32_t *selected, uint32_t n, const uint32_t *candidates, const uint32_t *candidate_query,
-				uint64_t first_query, uint64_t first_entry, uint64_t *keys)
+				uint64_t nentries, uint64_t *keys)
 {
 	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -386,7 +483,7 @@ row_keys_kernel(const uint32_t *selected, uint32_t n, const uint32_t *candidates
 	{
 		const uint32_t slot = selected[i];
 
-		keys[i] = (first_query + candidate_query[slot]) << 32 | (first_entry + candidates[slot]);
+		keys[i] = (uint64_t) candidate_query[slot] * nentries + candidates[slot];
 	}
 }
 
@@ -416,13 +513,123 @@ struct EntryChunk
 	IndexPlan	plan;
 };
 
+/* What the arena holds: the largest chunk and its index, a block's queries, a batch's slots, CUB's storage. */
+struct ArenaSizes
+{
+	uint64_t	entries;		/* of the largest chunk */
+	uint64_t	insertions;		/* of its index: cells of entries in the spatial grid, else entries */
+	bool		spatial;
+	uint64_t	block;			/* queries of a block */
+	bool		queries;		/* false: a self-join searches its entries in place */
+	uint64_t	slots;			/* candidate slots of a batch */
+	size_t		scratch;		/* CUB's largest temporary storage */
+};
+
+/* The parts of the arena. */
+struct Buffers
+{
+	/* for the whole call */
+	DeviceCounts *counts;
+	JoinSegment *entries;		/* a chunk's entries */
+	JoinSegment *queries;		/* a block's queries */
+	uint64_t   *keys;			/* the index: the non-empty keys of all layers, their starts, the entries */
+	uint32_t   *start;
+	uint32_t   *entry_ids;
+	Scratch		scratch;
+	/* an index build (the same memory as a batch's) */
+	uint64_t   *filed_keys;
+	uint32_t   *filed_entries;
+	uint64_t   *sorted_keys;
+	uint8_t    *run_flags;
+	uint32_t   *run_start;
+	uint32_t   *cell_counts;	/* per entry, spatial grid */
+	uint32_t   *cell_offsets;
+	/* a batch */
+	uint32_t   *candidates;
+	uint32_t   *candidate_query;
+	uint8_t    *passed;
+	uint32_t   *selected;
+	uint64_t   *row_keys;		/* sorted between these two, the selected slots with them */
+	uint64_t   *sorted_row_keys;
+	uint32_t   *ordered;
+	GeoaccJoinRow *rows;
+	uint32_t   *query_counts;	/* per query of the block: candidates in the first pass */
+	uint8_t    *query_overflow;
+	uint32_t   *overflowed;		/* the queries to redo */
+	uint32_t   *overflow_pairs;	/* and their counts, (query, count) */
+	uint32_t   *redo_list;		/* a group of them, and where their slots start */
+	uint64_t   *redo_bases;
+};
+
+Buffers
+lay_out(ArenaLayout &a, const ArenaSizes &z)
+{
+	Buffers		b;
+
+	b.counts = a.take<DeviceCounts>(1);
+	b.entries = a.take<JoinSegment>(z.entries);
+	b.queries = a.take<JoinSegment>(z.queries ? z.block : 0);
+	b.keys = a.take<uint64_t>(z.insertions);
+	b.start = a.take<uint32_t>(z.insertions + 1);
+	b.entry_ids = a.take<uint32_t>(z.insertions);
+	b.scratch.data = a.take<unsigned char>(z.scratch);
+	b.scratch.bytes = z.scratch;
+
+	const uint64_t shared = a.used();
+
+	b.filed_keys = a.take<uint64_t>(z.insertions);
+	b.filed_entries = a.take<uint32_t>(z.insertions);
+	b.sorted_keys = a.take<uint64_t>(z.insertions);
+	b.run_flags = a.take<uint8_t>(z.insertions);
+	b.run_start = a.take<uint32_t>(z.insertions);
+	b.cell_counts = a.take<uint32_t>(z.spatial ? z.entries : 0);
+	b.cell_offsets = a.take<uint32_t>(z.spatial ? z.entries : 0);
+
+	const uint64_t build_end = a.used();
+
+	a.rewind(shared);
+	b.candidates = a.take<uint32_t>(z.slots);
+	b.candidate_query = a.take<uint32_t>(z.slots);
+	b.passed = a.take<uint8_t>(z.slots);
+	b.selected = a.take<uint32_t>(z.slots);
+	b.row_keys = a.take<uint64_t>(z.slots);
+	b.sorted_row_keys = a.take<uint64_t>(z.slots);
+	b.ordered = a.take<uint32_t>(z.slots);
+	b.rows = a.take<GeoaccJoinRow>(z.slots);
+	b.query_counts = a.take<uint32_t>(z.block);
+	b.query_overflow = a.take<uint8_t>(z.block);
+	b.overflowed = a.take<uint32_t>(z.block);
+	b.overflow_pairs = a.take<uint32_t>(2 * z.block);
+	b.redo_list = a.take<uint32_t>(z.block);
+	b.redo_bases = a.take<uint64_t>(z.block);
+	a.extend(build_end);
+	return b;
+}
+
+/* The largest key of a layer's bins (and sub-cells). */
+uint64_t
+layer_max_key(const BinPlan &b, bool sub_cells)
+{
+	return sub_cells ? (uint64_t) b.nbins * (uint64_t) b.nsub[1] * (uint64_t) b.nsub[0] - 1 : (uint64_t) b.nbins - 1;
+}
+
+/* Copy n values from the device and wait for them. */
+template <class T>
+void
+download_now(T *host, const T *device, size_t n)
+{
+	GEOACC_CUDA_TRY(cudaMemcpyAsync(host, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+	stream_sync();
+}
+
 class GpuJoinRunner : public JoinRunner
 {
 public:
-	explicit GpuJoinRunner(const JoinJob &job) : job_(job)
+	GpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job), counters_(device_counters())
 	{
-		const std::vector<JoinSegment> &e = job.entries();
+		const HostVector<JoinSegment> &e = job.entries();
 		const uint64_t avail = geoacc_gpu_memory_available();
+		double		start = now_ms();
 
 		if (avail == 0)
 			fail(GEOACC_ERR_DEVICE_MEMORY, "no device memory is left under the cap");
@@ -471,139 +678,242 @@ public:
 		block_ = std::max<uint64_t>(1, std::min({MAX_BLOCK_QUERIES, batch_slots_ / query_slots_,
 												 rest / 4 / QUERY_BYTES}));
 
+		/*
+		 * The arena, sized now for the whole call: batches of as many slots as
+		 * a block's first pass takes, or as the redo may use where that is more
+		 * (up to what a block and a chunk can pair).
+		 */
+		ArenaSizes	z = {};
+
+		for (const EntryChunk &c : chunks_)
+		{
+			z.entries = std::max(z.entries, c.count);
+			z.insertions = std::max(z.insertions, c.plan.method == GEOACC_JOIN_SPATIAL ? c.plan.insertions : c.count);
+		}
+		z.spatial = job.method == GEOACC_JOIN_SPATIAL;
+		z.block = std::min<uint64_t>(block_, job.a.size());
+		in_place_ = job.params.self && chunks_.size() == 1;
+		z.queries = !in_place_;
+		z.slots = std::max(z.block * query_slots_, std::min({batch_slots_, MIN_REDO_SLOTS, z.block * z.entries}));
+		z.scratch = std::max({sort_temp_bytes((uint32_t) z.insertions, 64),
+							  select_flagged_temp_bytes((uint32_t) z.insertions),
+							  z.spatial ? scan_temp_bytes((uint32_t) z.entries) : 0,
+							  select_flagged_temp_bytes((uint32_t) z.slots),
+							  double_buffer_sort_temp_bytes((uint32_t) z.slots, 64),
+							  select_flagged_temp_bytes((uint32_t) z.block), sum_temp_bytes((uint32_t) z.block)});
+		slots_ = z.slots;
+
+		ArenaLayout measure(nullptr);
+
+		lay_out(measure, z);
+		if (measure.used() > avail)
+			fail(GEOACC_ERR_DEVICE_MEMORY,
+				 "a segment join needs %llu bytes of device memory, %llu are left under the cap",
+				 (unsigned long long) measure.used(), (unsigned long long) avail);
+		stats.plan_ms += now_ms() - start;
+
+		start = now_ms();
+		arena_.resize(measure.used());
+		stats.memory_ms += now_ms() - start;
+
+		ArenaLayout carve(arena_.data());
+
+		buf_ = lay_out(carve, z);
 		if (chunks_.size() == 1)
-			index_ = load_chunk(chunks_[0], d_entries_);
+			load_chunk(chunks_[0], stats);
+		count_device_work(stats);
 	}
 
 	uint64_t	block_queries() const override { return block_; }
 
-	void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
+	void run(uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) override
 	{
 		const uint32_t nq = (uint32_t) (q1 - q0);
-		DeviceBuffer<JoinSegment> d_queries(nq);
-		std::vector<std::vector<GeoaccJoinRow>> pieces;
+		const JoinSegment *queries = buf_.entries + q0;
+		std::vector<HostVector<GeoaccJoinRow>> pieces;
 
-		d_queries.upload(&job_.a[q0], nq);
+		if (!in_place_)
+		{
+			const double start = now_ms();
+
+			GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.queries, &job_.a[q0], nq * sizeof(JoinSegment),
+											cudaMemcpyHostToDevice, stream()));
+			queries = buf_.queries;
+			stats.upload_ms += now_ms() - start;
+		}
 		stats.entry_chunks = (uint32_t) chunks_.size();
 		for (const EntryChunk &chunk : chunks_)
 		{
-			DeviceBuffer<JoinSegment> chunk_entries;
-			std::unique_ptr<DeviceIndex> chunk_index;
-			const DeviceIndex *ix = index_.get();
-			const JoinSegment *entries = d_entries_.data();
+			if (chunks_.size() > 1)
+				load_chunk(chunk, stats);
 
-			if (!ix)
-			{
-				chunk_index = load_chunk(chunk, chunk_entries);
-				ix = chunk_index.get();
-				entries = chunk_entries.data();
-			}
+			const Batch batch{queries, nq, (uint32_t) chunk.count};
 
-			Batch		batch{entries, d_queries.data(), q0, chunk.first, nq};
-
-			switch (job_.method)
-			{
-				case GEOACC_JOIN_SPATIAL:
-					run_chunk(ix->spatial(), batch, pieces, stats);
-					break;
-				case GEOACC_JOIN_TEMPORAL:
-					run_chunk(ix->temporal(), batch, pieces, stats);
-					break;
-				default:
-					run_chunk(ix->spatiotemporal(), batch, pieces, stats);
-					break;
-			}
+			with_index_view(index_, [&](const auto &view) { run_chunk(view, batch, pieces, stats); });
 		}
 
 		/* each piece is ordered: merge them */
 		const double start = now_ms();
 		const size_t first = rows.size();
 
-		for (const auto &piece : pieces)
+		for (HostVector<GeoaccJoinRow> &piece : pieces)
 		{
 			const size_t middle = rows.size();
 
+			if (middle == 0)
+			{
+				rows.swap(piece);
+				continue;
+			}
 			rows.insert(rows.end(), piece.begin(), piece.end());
 			if (middle > first)
 				std::inplace_merge(rows.begin() + first, rows.begin() + middle, rows.end(), join_row_less);
 		}
 		stats.output_ms += now_ms() - start;
 		stats.rows += rows.size() - first;
+		count_device_work(stats);
 	}
 
 private:
 	/* What the launches of one block against one chunk share. */
 	struct Batch
 	{
-		const JoinSegment *entries;
 		const JoinSegment *queries;
-		uint64_t	first_query;
-		uint64_t	first_entry;
 		uint32_t	nq;
+		uint32_t	nentries;
 	};
 
-	std::unique_ptr<DeviceIndex> load_chunk(const EntryChunk &chunk, DeviceBuffer<JoinSegment> &d_entries)
+	/* Upload a chunk of the entries and build its index. */
+	void load_chunk(const EntryChunk &chunk, GeoaccJoinStats &stats)
 	{
-		const double start = now_ms();
+		double		start = now_ms();
 
-		d_entries.resize(chunk.count);
-		d_entries.upload(&job_.entries()[chunk.first], chunk.count);
+		GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.entries, &job_.entries()[chunk.first], chunk.count * sizeof(JoinSegment),
+										cudaMemcpyHostToDevice, stream()));
+		stats.upload_ms += now_ms() - start;
+		start = now_ms();
+		build_index(chunk.plan, (uint32_t) chunk.count);
+		stats.index_ms += now_ms() - start;
+	}
 
-		auto		ix = std::make_unique<DeviceIndex>(chunk.plan, d_entries.data(), (uint32_t) chunk.count, scratch_);
+	/*
+	 * The index of the entries on the device: (key, entry) pairs sorted by
+	 * key, entries in order within a key, as the host's index files them;
+	 * the non-empty keys and their starts; for a layered index each layer's
+	 * bins, found in the one sort of all of them.  One wait, for the counts.
+	 */
+	void build_index(const IndexPlan &plan, uint32_t n)
+	{
+		const bool	spatial = plan.method == GEOACC_JOIN_SPATIAL;
+		const bool	sub_cells = plan.method == GEOACC_JOIN_SPATIOTEMPORAL;
+		const uint32_t total = spatial ? (uint32_t) plan.insertions : n;
+		int			shift = 0,
+					end_bit;
 
-		/* the index's sorts needed more scratch than a batch does: give it back to the cap */
-		scratch_.buffer.resize(0);
-		index_build_ms_ += now_ms() - start;
-		return ix;
+		if (spatial)
+		{
+			size_t		bytes = scan_temp_bytes(n);
+
+			spatial_count_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(buf_.entries, n, plan,
+																				   buf_.cell_counts);
+			GEOACC_CUDA_CHECK_LAUNCH();
+			GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(buf_.scratch.get(bytes, "a scan"), bytes, buf_.cell_counts,
+														  buf_.cell_offsets, (int) n, stream()));
+			spatial_fill_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
+				buf_.entries, n, plan, buf_.cell_offsets, buf_.filed_keys, buf_.filed_entries);
+			end_bit = bits_for((uint64_t) plan.nx * (uint64_t) plan.ny - 1);
+		}
+		else
+		{
+			uint64_t	max_key = 0;
+
+			for (const BinPlan &b : plan.layer)
+				if (b.count > 0)
+					max_key = std::max(max_key, layer_max_key(b, sub_cells));
+			shift = bits_for(max_key);
+			end_bit = shift + bits_for(JOIN_LAYERS - 1);
+			if (end_bit > 64)
+				fail(GEOACC_ERR_INTERNAL, "segment join: the keys of a layered index need %d bits", end_bit);
+			layer_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
+				buf_.entries, n, plan, sub_cells, shift, buf_.filed_keys, buf_.filed_entries);
+		}
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sort_pairs(buf_.scratch, buf_.filed_keys, buf_.sorted_keys, buf_.filed_entries, buf_.entry_ids, total,
+				   end_bit);
+		run_starts_kernel<<<blocks_for(total, THREADS), THREADS, 0, stream()>>>(buf_.sorted_keys, total,
+																				 buf_.run_flags);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		select_flagged_into(buf_.scratch, buf_.run_flags, total, buf_.run_start, &buf_.counts->nkeys);
+		cells_kernel<<<blocks_for((size_t) total + 1, THREADS), THREADS, 0, stream()>>>(
+			buf_.sorted_keys, buf_.run_start, buf_.counts, total, spatial ? ~uint64_t(0) : (uint64_t(1) << shift) - 1,
+			buf_.keys, buf_.start);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		layer_bounds_kernel<<<1, 32, 0, stream()>>>(buf_.sorted_keys, buf_.start, !spatial, shift, buf_.counts);
+		GEOACC_CUDA_CHECK_LAUNCH();
+
+		DeviceCounts c;
+
+		download_now(&c, buf_.counts, 1);
+		check_interrupt();
+		for (int l = 0; l < JOIN_LAYERS && !spatial; l++)
+			if (c.layer_first_entry[l + 1] - c.layer_first_entry[l] != plan.layer[l].count)
+				fail(GEOACC_ERR_INTERNAL, "segment join: layer %d holds %u entries on the device, %llu planned", l,
+					 c.layer_first_entry[l + 1] - c.layer_first_entry[l], (unsigned long long) plan.layer[l].count);
+		index_.plan = plan;
+		for (int l = 0; l < JOIN_LAYERS; l++)
+			index_.bins[l] = {c.layer_first_key[l + 1] - c.layer_first_key[l], buf_.keys + c.layer_first_key[l],
+				buf_.start + c.layer_first_key[l], buf_.entry_ids};
 	}
 
 	template <class View>
-	void run_chunk(const View &view, const Batch &b, std::vector<std::vector<GeoaccJoinRow>> &pieces,
+	void run_chunk(const View &view, const Batch &b, std::vector<HostVector<GeoaccJoinRow>> &pieces,
 				   GeoaccJoinStats &stats)
 	{
-		if (index_build_ms_ > 0)
-		{
-			stats.index_ms += index_build_ms_;
-			index_build_ms_ = 0;
-		}
-		ensure_slots(std::max<uint64_t>((uint64_t) b.nq * query_slots_, 1));
-
-		DeviceBuffer<uint32_t> d_counts(b.nq);
 		const uint64_t nslots = (uint64_t) b.nq * query_slots_;
+		DeviceCounts c;
+		size_t		sum_bytes = sum_temp_bytes(b.nq);
 
-		/* first pass: a fixed buffer per query */
+		/* first pass: a fixed buffer per query; the test, the queries that overflowed, the count of candidates */
+		events_.record(0);
+		GEOACC_CUDA_TRY(cudaMemsetAsync(buf_.candidate_query, 0xff, nslots * sizeof(uint32_t), stream()));
+		search_kernel<<<blocks_for(b.nq, THREADS), THREADS, 0, stream()>>>(
+			view, buf_.entries, b.queries, job_.params, nullptr, b.nq, nullptr, query_slots_, 0, buf_.query_counts,
+			buf_.candidates, buf_.candidate_query);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		events_.record(1);
+		test(b, nslots, buf_.query_counts, query_slots_);
+		overflow_flags_kernel<<<blocks_for(b.nq, THREADS), THREADS, 0, stream()>>>(buf_.query_counts, b.nq,
+																					query_slots_, buf_.query_overflow);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		select_flagged_into(buf_.scratch, buf_.query_overflow, b.nq, buf_.overflowed, &buf_.counts->overflowed);
+		GEOACC_CUDA_TRY(cub::DeviceReduce::Sum(buf_.scratch.get(sum_bytes, "a sum"), sum_bytes,
+											   WideCounts(buf_.query_counts, WidenU32()), &buf_.counts->candidates,
+											   (int) b.nq, stream()));
+		events_.record(2);
+		download_now(&c, buf_.counts, 1);
+		check_interrupt();
+		stats.search_ms += events_.ms(0, 1);
+		stats.refine_ms += events_.ms(1, 2);
+		stats.candidates += c.candidates;
+
+		/* the rows, then which queries to redo with how many candidates */
+		const uint32_t noverflow = c.overflowed;
+		std::vector<uint32_t> redo(2 * (size_t) noverflow);
 		double		t = now_ms();
 
-		GEOACC_CUDA_TRY(cudaMemsetAsync(d_candidate_query_.data(), 0xff, nslots * sizeof(uint32_t), stream()));
-		search_kernel<<<blocks_for(b.nq, THREADS), THREADS, 0, stream()>>>(
-			view, b.entries, b.queries, job_.params, nullptr, b.nq, nullptr, query_slots_, 0, d_counts.data(),
-			d_candidates_.data(), d_candidate_query_.data());
-		GEOACC_CUDA_CHECK_LAUNCH();
-		sync_and_check_interrupt();
-		stats.search_ms += now_ms() - t;
-		finish_batch(b, nslots, d_counts.data(), query_slots_, pieces, stats);
-
-		/* the redo loop: overflowed queries with buffers of their exact size */
-		std::vector<uint32_t> counts(b.nq),
-					overflowed;
-
-		d_counts.download(counts.data(), b.nq);
-		for (uint32_t i = 0; i < b.nq; i++)
-		{
-			stats.candidates += counts[i];
-			if (counts[i] > query_slots_)
-				overflowed.push_back(i);
-		}
-
-		const uint32_t noverflow = (uint32_t) overflowed.size();
-
+		output_rows(b, c.selected, pieces);
+		stats.output_ms += now_ms() - t;
+		stats.batches++;
 		if (noverflow == 0)
 			return;
 		stats.overflow_queries += noverflow;
+		query_counts_kernel<<<blocks_for(noverflow, THREADS), THREADS, 0, stream()>>>(
+			buf_.overflowed, noverflow, buf_.query_counts, buf_.overflow_pairs);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		download_now(redo.data(), buf_.overflow_pairs, redo.size());
+		check_interrupt();
 
-		DeviceBuffer<uint32_t> d_list(noverflow);
-		DeviceBuffer<uint64_t> d_bases(noverflow);
-
+		/* the redo loop: overflowed queries with buffers of their exact size */
 		for (uint32_t i = 0; i < noverflow;)
 		{
 			/* a group of whole queries that fits a batch, or one query in windows of a batch */
@@ -611,120 +921,101 @@ private:
 			std::vector<uint64_t> bases;
 			uint64_t	slots = 0;
 
-			while (i < noverflow && (list.empty() || slots + counts[overflowed[i]] <= batch_slots_))
+			while (i < noverflow && (list.empty() || slots + redo[2 * i + 1] <= slots_))
 			{
-				list.push_back(overflowed[i]);
+				list.push_back(redo[2 * i]);
 				bases.push_back(slots);
-				slots += counts[overflowed[i]];
+				slots += redo[2 * i + 1];
 				i++;
 			}
-			d_list.upload(list.data(), list.size());
-			d_bases.upload(bases.data(), bases.size());
-			for (uint64_t skip = 0; skip < slots; skip += batch_slots_)
+			GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.redo_list, list.data(), list.size() * sizeof(uint32_t),
+											cudaMemcpyHostToDevice, stream()));
+			GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.redo_bases, bases.data(), bases.size() * sizeof(uint64_t),
+											cudaMemcpyHostToDevice, stream()));
+			for (uint64_t skip = 0; skip < slots; skip += slots_)
 			{
-				const uint64_t window = std::min(slots - skip, batch_slots_);
+				const uint64_t window = std::min(slots - skip, slots_);
 
-				ensure_slots(window);
-				t = now_ms();
-				GEOACC_CUDA_TRY(cudaMemsetAsync(d_candidate_query_.data(), 0xff, window * sizeof(uint32_t),
-												stream()));
+				events_.record(0);
+				GEOACC_CUDA_TRY(cudaMemsetAsync(buf_.candidate_query, 0xff, window * sizeof(uint32_t), stream()));
 				search_kernel<<<blocks_for(list.size(), THREADS), THREADS, 0, stream()>>>(
-					view, b.entries, b.queries, job_.params, d_list.data(), (uint32_t) list.size(), d_bases.data(),
-					list.size() == 1 ? (uint32_t) window : UINT32_MAX, (uint32_t) skip, nullptr,
-					d_candidates_.data(), d_candidate_query_.data());
+					view, buf_.entries, b.queries, job_.params, buf_.redo_list, (uint32_t) list.size(),
+					buf_.redo_bases, list.size() == 1 ? (uint32_t) window : UINT32_MAX, (uint32_t) skip, nullptr,
+					buf_.candidates, buf_.candidate_query);
 				GEOACC_CUDA_CHECK_LAUNCH();
-				sync_and_check_interrupt();
-				stats.search_ms += now_ms() - t;
-				finish_batch(b, window, nullptr, 0, pieces, stats);
+				events_.record(1);
+				test(b, window, nullptr, 0);
+				events_.record(2);
+				download_now(&c, buf_.counts, 1);
+				check_interrupt();
+				stats.search_ms += events_.ms(0, 1);
+				stats.refine_ms += events_.ms(1, 2);
+				t = now_ms();
+				output_rows(b, c.selected, pieces);
+				stats.output_ms += now_ms() - t;
+				stats.batches++;
 			}
 		}
 	}
 
-	/* Test, compact, order and copy out the rows of the slots of one batch. */
-	void finish_batch(const Batch &b, uint64_t nslots, const uint32_t *d_counts, uint32_t limit,
-					  std::vector<std::vector<GeoaccJoinRow>> &pieces, GeoaccJoinStats &stats)
+	/* The exact test of a batch's slots, the slots that passed selected (their count left on the device). */
+	void test(const Batch &b, uint64_t nslots, const uint32_t *counts, uint32_t limit)
 	{
-		double		t = now_ms();
-
-		stats.batches++;
 		refine_kernel<<<blocks_for(nslots, THREADS), THREADS, 0, stream()>>>(
-			b.entries, b.queries, job_.params, d_candidates_.data(), d_candidate_query_.data(), d_counts, limit,
-			nslots, d_flags_.data());
+			buf_.entries, b.queries, job_.params, buf_.candidates, buf_.candidate_query, counts, limit, nslots,
+			buf_.passed);
 		GEOACC_CUDA_CHECK_LAUNCH();
-
-		const uint32_t n = select_flagged(d_flags_.data(), (uint32_t) nslots, d_selected_.data());
-
-		check_interrupt();
-		stats.refine_ms += now_ms() - t;
-		t = now_ms();
-		if (n > 0)
-		{
-			row_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
-				d_selected_.data(), n, d_candidates_.data(), d_candidate_query_.data(), b.first_query,
-				b.first_entry, d_keys_.data());
-			GEOACC_CUDA_CHECK_LAUNCH();
-			sort_pairs(scratch_, d_keys_.data(), d_sorted_keys_.data(), d_selected_.data(), d_ordered_.data(), n);
-			row_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
-				d_ordered_.data(), n, b.entries, b.queries, job_.params, d_candidates_.data(),
-				d_candidate_query_.data(), d_rows_.data());
-			GEOACC_CUDA_CHECK_LAUNCH();
-			pieces.emplace_back(n);
-			d_rows_.download(pieces.back().data(), n);
-		}
-		check_interrupt();
-		stats.output_ms += now_ms() - t;
+		select_flagged_into(buf_.scratch, buf_.passed, (uint32_t) nslots, buf_.selected, &buf_.counts->selected);
 	}
 
-	/* Buffers for a batch of `slots` candidate slots. */
-	void ensure_slots(uint64_t slots)
+	/* Order the n rows that passed and copy them out as a new piece. */
+	void output_rows(const Batch &b, uint32_t n, std::vector<HostVector<GeoaccJoinRow>> &pieces)
 	{
-		if (d_candidates_.size() >= slots)
+		if (n == 0)
 			return;
-		d_candidates_.resize(0);
-		d_candidate_query_.resize(0);
-		d_flags_.resize(0);
-		d_selected_.resize(0);
-		d_keys_.resize(0);
-		d_sorted_keys_.resize(0);
-		d_ordered_.resize(0);
-		d_rows_.resize(0);
-		d_candidates_.resize(slots);
-		d_candidate_query_.resize(slots);
-		d_flags_.resize(slots);
-		d_selected_.resize(slots);
-		d_keys_.resize(slots);
-		d_sorted_keys_.resize(slots);
-		d_ordered_.resize(slots);
-		d_rows_.resize(slots);
+		row_keys_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
+			buf_.selected, n, buf_.candidates, buf_.candidate_query, b.nentries, buf_.row_keys);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		const uint32_t *ordered = sort_pairs_between(buf_.scratch, buf_.row_keys, buf_.sorted_row_keys, buf_.selected,
+													 buf_.ordered, n, bits_for((uint64_t) b.nq * b.nentries - 1));
+
+		row_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
+			ordered, n, buf_.entries, b.queries, job_.params, buf_.candidates, buf_.candidate_query, buf_.rows);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		pieces.emplace_back(n);
+		download_now(pieces.back().data(), buf_.rows, n);
+		check_interrupt();
+	}
+
+	/* The device allocations and waits since the runner began. */
+	void count_device_work(GeoaccJoinStats &stats) const
+	{
+		const DeviceCounters now = device_counters();
+
+		stats.device_allocations = (uint32_t) (now.allocations - counters_.allocations);
+		stats.syncs = (uint32_t) (now.syncs - counters_.syncs);
 	}
 
 	const JoinJob &job_;
+	const DeviceCounters counters_;	/* at the start */
 	std::vector<EntryChunk> chunks_;
 	uint32_t	query_slots_ = DEFAULT_QUERY_SLOTS;
 	uint64_t	batch_slots_ = 0;
 	uint64_t	block_ = 1;
-	double		index_build_ms_ = 0;
-	Scratch		scratch_;
-	/* the entries and index when they fit as one chunk, kept for every block */
-	DeviceBuffer<JoinSegment> d_entries_;
-	std::unique_ptr<DeviceIndex> index_;
-	/* the slots of one batch */
-	DeviceBuffer<uint32_t> d_candidates_;
-	DeviceBuffer<uint32_t> d_candidate_query_;
-	DeviceBuffer<uint8_t> d_flags_;
-	DeviceBuffer<uint32_t> d_selected_;
-	DeviceBuffer<uint64_t> d_keys_;
-	DeviceBuffer<uint64_t> d_sorted_keys_;
-	DeviceBuffer<uint32_t> d_ordered_;
-	DeviceBuffer<GeoaccJoinRow> d_rows_;
+	uint64_t	slots_ = 0;		/* of a batch in the arena */
+	bool		in_place_ = false;	/* the queries are the entries on the device */
+	StreamEvents events_;		/* start, searched, tested */
+	DeviceBuffer<unsigned char> arena_;
+	Buffers		buf_ = {};
+	IndexArrays index_ = {};	/* of the chunk on the device */
 };
 
 }								/* namespace */
 
 std::unique_ptr<JoinRunner>
-make_gpu_join_runner(const JoinJob &job)
+make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats)
 {
-	return std::make_unique<GpuJoinRunner>(job);
+	return std::make_unique<GpuJoinRunner>(job, stats);
 }
 
 }								/* namespace geoacc */

@@ -50,6 +50,7 @@
 #define GEOACC_SEGMENT_JOIN_H
 
 #include "core.h"
+#include "host_memory.h"
 
 #include <cmath>
 #include <cstdint>
@@ -590,26 +591,73 @@ join_bin_key(const BinPlan &b, bool sub_cells, const JoinSegment &e)
 	return (uint64_t) ((bin * b.nsub[1] + cy) * b.nsub[0] + cx);
 }
 
-/* The arrays of one layer's non-empty bins. */
+/* The arrays of one layer's non-empty bins (of the spatial grid's non-empty cells). */
 struct BinArrays
 {
 	uint64_t	nkeys;
-	const uint64_t *keys;
-	const uint32_t *start;
+	const uint64_t *keys;		/* nkeys, ascending */
+	const uint32_t *start;		/* nkeys + 1: where each bin's entries start in `entries` */
 	const uint32_t *entries;
 };
 
-inline TemporalIndexView
-temporal_layer_view(const BinPlan &b, const BinArrays &a)
+/*
+ * An index as the searches see it, wherever its arrays live (the CPU
+ * twin's host index, the GPU's device index): its plan and the arrays of
+ * each layer, the spatial grid's in bins[0].
+ */
+struct IndexArrays
 {
-	return {b.t0, b.width, b.nbins, b.max_duration, a.nkeys, a.keys, a.start, a.entries};
-}
+	IndexPlan	plan;
+	BinArrays	bins[JOIN_LAYERS];
+};
 
-inline SpatioTemporalIndexView
-spatiotemporal_layer_view(const BinPlan &b, const BinArrays &a)
+/* Call visit(view) with the view of the plan's method over the arrays. */
+template <class Visit>
+void
+with_index_view(const IndexArrays &ix, Visit &&visit)
 {
-	return {b.t0, b.width, b.nbins, b.max_duration, {b.s0[0], b.s0[1]}, {b.swidth[0], b.swidth[1]},
-		{b.nsub[0], b.nsub[1]}, {b.max_extent[0], b.max_extent[1]}, a.nkeys, a.keys, a.start, a.entries};
+	const IndexPlan &p = ix.plan;
+
+	switch (p.method)
+	{
+		case GEOACC_JOIN_SPATIAL:
+			{
+				const BinArrays &a = ix.bins[0];
+
+				visit(SpatialIndexView{p.x0, p.y0, p.cell, p.nx, p.ny, a.nkeys, a.keys, a.start, a.entries});
+				return;
+			}
+		case GEOACC_JOIN_TEMPORAL:
+			{
+				LayeredIndexView<TemporalIndexView> view;
+
+				for (int l = 0; l < JOIN_LAYERS; l++)
+				{
+					const BinPlan &b = p.layer[l];
+					const BinArrays &a = ix.bins[l];
+
+					view.layer[l] = {b.t0, b.width, b.nbins, b.max_duration, a.nkeys, a.keys, a.start, a.entries};
+				}
+				visit(view);
+				return;
+			}
+		default:
+			{
+				LayeredIndexView<SpatioTemporalIndexView> view;
+
+				for (int l = 0; l < JOIN_LAYERS; l++)
+				{
+					const BinPlan &b = p.layer[l];
+					const BinArrays &a = ix.bins[l];
+
+					view.layer[l] = {b.t0, b.width, b.nbins, b.max_duration, {b.s0[0], b.s0[1]},
+						{b.swidth[0], b.swidth[1]}, {b.nsub[0], b.nsub[1]}, {b.max_extent[0], b.max_extent[1]},
+						a.nkeys, a.keys, a.start, a.entries};
+				}
+				visit(view);
+				return;
+			}
+	}
 }
 
 /* Plan the index of `method` (not auto) over entries e[0..n). */
@@ -635,12 +683,12 @@ uint64_t	index_device_bytes(const IndexPlan &plan, uint64_t n);
 /* A prepared join: the segments of both sides, the parameters, the method. */
 struct JoinJob
 {
-	std::vector<JoinSegment> a;
-	std::vector<JoinSegment> b;		/* empty for a self-join: the entries are a */
+	HostVector<JoinSegment> a;
+	HostVector<JoinSegment> b;		/* empty for a self-join: the entries are a */
 	JoinParams	params;
 	GeoaccJoinMethod method;		/* resolved */
 
-	const std::vector<JoinSegment> &entries() const { return params.self ? a : b; }
+	const HostVector<JoinSegment> &entries() const { return params.self ? a : b; }
 };
 
 /* Rows of the queries [q0, q1) of a job, ordered, appended by one device. */
@@ -648,7 +696,7 @@ class JoinRunner
 {
 public:
 	virtual ~JoinRunner() = default;
-	virtual void run(uint64_t q0, uint64_t q1, std::vector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) = 0;
+	virtual void run(uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows, GeoaccJoinStats &stats) = 0;
 	/* queries per call to run() that keep the work between interrupt polls short */
 	virtual uint64_t block_queries() const = 0;
 };
@@ -667,14 +715,24 @@ constexpr uint64_t MAX_BATCH_SLOTS = uint64_t(1) << 26;
 /* Queries per block at most (bounds the first pass and the host's share of rows). */
 constexpr uint64_t MAX_BLOCK_QUERIES = uint64_t(1) << 20;
 
+/* Slots for the redo at least, where the first pass needs fewer and the pairs are that many. */
+constexpr uint64_t MIN_REDO_SLOTS = uint64_t(1) << 20;
+
 /*
  * Device bytes per candidate slot: entry, query, flag, selected slot, two
- * keys and a slot for the sort, the row, and the sort's scratch.
+ * keys and a slot for the sort, the row, and the selection's scratch.
  */
-constexpr uint64_t SLOT_BYTES = 4 + 4 + 1 + 4 + 2 * 8 + 4 + sizeof(GeoaccJoinRow) + 24;
+constexpr uint64_t SLOT_BYTES = 4 + 4 + 1 + 4 + 2 * 8 + 4 + sizeof(GeoaccJoinRow) + 8;
 
-/* Per query of a block: the segment, its count, its overflow flag. */
-constexpr uint64_t QUERY_BYTES = sizeof(JoinSegment) + 4 + 1;
+/*
+ * Per query of a block: the segment, its count, its overflow flag, and for
+ * the redo its place in the list, its (query, count) pair, its group's
+ * list and base of slots.
+ */
+constexpr uint64_t QUERY_BYTES = sizeof(JoinSegment) + 4 + 1 + 4 + 8 + 4 + 8;
+
+/* Device buffers start at multiples of this (CUB's and every type's alignment). */
+constexpr uint64_t ARENA_ALIGN = 256;
 
 /* The least the GPU runner is given: chunks of a few million entries, blocks of thousands of queries. */
 constexpr uint64_t JOIN_LEAST_BYTES = uint64_t(256) << 20;
@@ -696,8 +754,8 @@ join_row_less(const GeoaccJoinRow &x, const GeoaccJoinRow &y)
 	return x.b_seg < y.b_seg;
 }
 
-/* The GPU runner (segment_join.cu). */
-std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job);
+/* The GPU runner (segment_join.cu); what its set-up costs goes into stats. */
+std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats);
 
 }								/* namespace geoacc */
 

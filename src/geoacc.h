@@ -270,6 +270,14 @@ bool		GeoaccLineCollapsed(uint32 npoints, uint32 kept, double x0, double y0, dou
 bool		GeoaccCheckUseZ(const GeoaccLine *line, bool use_z, const char *what);
 
 /*
+ * Ask for transparent huge pages for a large array, as the core does for its
+ * own (host_memory.h): first touches of fresh memory then fault once per
+ * 2 MB, not once per 4 kB, where the array spans whole huge pages.
+ */
+#define GEOACC_HUGE_PAGE ((Size) 2 << 20)
+void		GeoaccAdviseHugePages(void *p, Size bytes);
+
+/*
  * How messages name a row of a window partition or an aggregate: "row 12",
  * and for a line with M its first vertex's time, "row 12 (starting
  * 2020-06-04 12:00:00+00)".  palloc'd.

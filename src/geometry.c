@@ -4,10 +4,12 @@
  * Reading PostGIS geometries and geographies in place (the serialized
  * GSERIALIZED form, versions 1 and 2, without liblwgeom) and writing lines
  * in PostGIS 3's serialized form byte for byte.  Also the trajectory rule
- * every trajectory function applies, and how messages name a trajectory
- * (its row, its first vertex's time).
+ * every trajectory function applies, how messages name a trajectory (its
+ * row, its first vertex's time), and huge pages for large coordinate arrays.
  */
 #include "geoacc.h"
+
+#include <sys/mman.h>
 
 #include <float.h>
 #include <math.h>
@@ -748,4 +750,14 @@ bool
 GeoaccLineCollapsed(uint32 npoints, uint32 kept, double x0, double y0, double x1, double y1)
 {
 	return npoints > 2 && kept == 2 && fabs(x0 - x1) <= 1e-12 && fabs(y0 - y1) <= 1e-12;
+}
+
+void
+GeoaccAdviseHugePages(void *p, Size bytes)
+{
+	uintptr_t	start = TYPEALIGN(4096, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN(4096, (uintptr_t) p + bytes);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);	/* only a hint */
 }

@@ -12,7 +12,6 @@
 #include "geoacc.h"
 
 #include <math.h>
-#include <sys/mman.h>
 
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
@@ -201,21 +200,6 @@ CheckPoint(FixReceiver *r, const GeoaccPoint *p, int64 id)
 					 errdetail("Object " INT64_FORMAT " has %c = %g.", id, "XY"[d], p->coords[d])));
 }
 
-/*
- * Ask for transparent huge pages for a large array, as the core does for
- * its own (make_trajectories.h): first touches of fresh memory then fault
- * once per 2 MB, not once per 4 kB.
- */
-static void
-AdviseHugePages(void *p, Size bytes)
-{
-	uintptr_t	start = TYPEALIGN(4096, (uintptr_t) p);
-	uintptr_t	end = TYPEALIGN_DOWN(4096, (uintptr_t) p + bytes);
-
-	if (end > start)
-		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);	/* only a hint */
-}
-
 /* Room for one more fix. */
 static void
 Reserve(FixReceiver *r)
@@ -249,10 +233,10 @@ Reserve(FixReceiver *r)
 		r->y = repalloc_huge(r->y, capacity * sizeof(double));
 	}
 	MemoryContextSwitchTo(old);
-	AdviseHugePages(r->ids, capacity * sizeof(int64));
-	AdviseHugePages(r->t, capacity * sizeof(double));
-	AdviseHugePages(r->x, capacity * sizeof(double));
-	AdviseHugePages(r->y, capacity * sizeof(double));
+	GeoaccAdviseHugePages(r->ids, capacity * sizeof(int64));
+	GeoaccAdviseHugePages(r->t, capacity * sizeof(double));
+	GeoaccAdviseHugePages(r->x, capacity * sizeof(double));
+	GeoaccAdviseHugePages(r->y, capacity * sizeof(double));
 	r->capacity = capacity;
 }
 

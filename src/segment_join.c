@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -30,20 +31,66 @@
 /* Rows asked of the core at a time. */
 #define JOIN_BATCH_ROWS 8192
 
-/* The trajectories of one inner query, in the core's layout, with their ids. */
-typedef struct JoinTracks
+/* One row's trajectory as read and checked; its points stay in the geometry until laid out. */
+typedef struct JoinRow
+{
+	int64		id;
+	uint32		order;			/* among the rows kept, for a stable sort by id */
+	GeoaccLine	line;
+} JoinRow;
+
+/*
+ * The trajectories of one inner query (or array) as read: the rows of at
+ * least two points, their geometries (detoasted) in `geometries`, one
+ * context for both sides of a call.
+ */
+typedef struct JoinRows
 {
 	uint32		count;
 	uint32		max_count;
 	uint64		npoints;
-	uint64		max_points;
+	JoinRow    *rows;
+	MemoryContext geometries;
+	char	   *store_next;		/* free room in the current block of geometries read by a query */
+	Size		store_left;
+	Size		store_block;	/* bytes of the last block */
+} JoinRows;
+
+/* Bytes of a block of the geometries read by a query, at most. */
+#define GEOMETRY_BLOCK ((Size) 8 << 20)
+
+/* The trajectories in the core's layout, in id order, with their ids. */
+typedef struct JoinTracks
+{
+	uint32		count;
+	uint64		npoints;
 	int64	   *ids;
 	uint32	   *offsets;		/* count + 1 */
 	double	   *x;
 	double	   *y;
-	double	   *z;
+	double	   *z;				/* NULL: measured in X Y */
 	double	   *m;
 } JoinTracks;
+
+/* Where the time of one call went outside the core's own stages (DEBUG1). */
+typedef struct JoinTimes
+{
+	instr_time	start;			/* of the call */
+	double		read_ms;		/* the inner queries or arrays into trajectories */
+	double		prepare_ms;		/* geography to metres, trajectories in id order */
+	double		tuples_ms;		/* the result rows into the tuplestore */
+	double		release_ms;		/* closing the join, device memory freed */
+} JoinTimes;
+
+static double
+MsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 /* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
 typedef struct JoinSrid
@@ -56,65 +103,74 @@ typedef struct JoinSrid
 	GeoaccDirection direction;	/* geography: the sum of the points' directions */
 } JoinSrid;
 
-static void
-TracksInit(JoinTracks *t)
+/*
+ * Room for `bytes` of fresh memory, aligned to a huge page where it spans
+ * one, with huge pages asked for: first writes to fresh memory are much of
+ * what reading the rows and laying out their points cost.  Freed with the
+ * memory context.
+ */
+static void *
+HugePageRoom(Size bytes)
 {
-	memset(t, 0, sizeof(*t));
-	t->max_count = 16;
-	t->max_points = 1024;
-	t->ids = palloc(t->max_count * sizeof(int64));
-	t->offsets = palloc((t->max_count + 1) * sizeof(uint32));
-	t->offsets[0] = 0;
-	t->x = palloc(t->max_points * sizeof(double));
-	t->y = palloc(t->max_points * sizeof(double));
-	t->z = palloc(t->max_points * sizeof(double));
-	t->m = palloc(t->max_points * sizeof(double));
+	char	   *raw;
+
+	if (bytes < GEOACC_HUGE_PAGE)
+		return palloc_extended(Max(bytes, 1), MCXT_ALLOC_HUGE);
+	raw = palloc_extended(bytes + GEOACC_HUGE_PAGE, MCXT_ALLOC_HUGE);
+	raw = (char *) TYPEALIGN(GEOACC_HUGE_PAGE, raw);
+	GeoaccAdviseHugePages(raw, bytes);
+	return raw;
 }
 
-/* Room for one more trajectory of `points` points. */
-static void
-TracksReserve(JoinTracks *t, uint64 points)
+/* A copy of a (detoasted) geometry in the rows' store, where it stays until its points are laid out. */
+static const struct varlena *
+RowsKeep(JoinRows *t, const struct varlena *geom)
 {
-	if (t->count + 1 >= t->max_count)
+	const Size	size = VARSIZE(geom);
+	const Size	room = MAXALIGN(size);
+	struct varlena *copy;
+
+	if (room > t->store_left)
 	{
-		if (t->max_count >= PG_UINT32_MAX / 4)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many trajectories")));
-		t->max_count *= 2;
-		t->ids = repalloc(t->ids, t->max_count * sizeof(int64));
-		t->offsets = repalloc(t->offsets, (t->max_count + 1) * sizeof(uint32));
+		MemoryContext old = MemoryContextSwitchTo(t->geometries);
+
+		/* blocks double up to GEOMETRY_BLOCK: a few rows take little */
+		t->store_block = Min(Max(t->store_block * 2, 65536), GEOMETRY_BLOCK);
+		t->store_left = Max(room, t->store_block);
+		t->store_next = HugePageRoom(t->store_left);
+		MemoryContextSwitchTo(old);
 	}
-	if (t->npoints + points >= PG_UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many trajectory points"),
-				 errdetail("A join takes fewer than 2^32 points per side.")));
-	if (t->npoints + points > t->max_points)
-	{
-		while (t->max_points < t->npoints + points)
-			t->max_points *= 2;
-		t->x = repalloc_huge(t->x, t->max_points * sizeof(double));
-		t->y = repalloc_huge(t->y, t->max_points * sizeof(double));
-		t->z = repalloc_huge(t->z, t->max_points * sizeof(double));
-		t->m = repalloc_huge(t->m, t->max_points * sizeof(double));
-	}
+	copy = (struct varlena *) t->store_next;
+	memcpy(copy, geom, size);
+	t->store_next += room;
+	t->store_left -= room;
+	return copy;
+}
+
+static void
+RowsInit(JoinRows *t, MemoryContext geometries)
+{
+	memset(t, 0, sizeof(*t));
+	t->max_count = 64;
+	t->rows = palloc(t->max_count * sizeof(JoinRow));
+	t->geometries = geometries;
 }
 
 /*
- * Add the trajectory of one row: a LINESTRING M or ZM with M increasing, in
- * the call's SRID.  Empty and single-point lines have no segment: skipped.
- * A geography's points are kept as longitude, latitude and height until
- * TracksToMetres() knows the centre of all of them.
+ * Add the trajectory of one row, its geometry kept until the points are laid
+ * out (a copy in the store where `copy`, else the value itself): a
+ * LINESTRING M or ZM with M increasing, in the call's SRID.  Empty and
+ * single-point lines have no segment: not kept (false).  A geography's
+ * points count towards the centre of the call.
  */
-static void
-TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label)
+static bool
+RowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, bool copy, const char *label)
 {
 	GeoaccLine	line;
 
 	GeoaccLineFromGeometry(geom, &line, label);
 	if (line.npoints == 0)
-		return;
+		return false;
 	GeoaccCheckTrajectory(&line, label);
 	GeoaccCheckUseZ(&line, srid->use_z, label);
 	if (!srid->set)
@@ -138,97 +194,111 @@ TracksAdd(JoinTracks *t, JoinSrid *srid, int64 id, const struct varlena *geom, c
 				 errdetail("%s has SRID %d, %s has SRID %d.", srid->first, srid->srid, label, line.srid),
 				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
 	if (line.npoints < 2)
-		return;
+		return false;
 
-	TracksReserve(t, line.npoints);
-	for (uint32 i = 0; i < line.npoints; i++)
+	if (t->count + 1 >= PG_UINT32_MAX / 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many trajectories")));
+	if (t->npoints + line.npoints >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many trajectory points"),
+				 errdetail("A join takes fewer than 2^32 points per side.")));
+	if (t->count == t->max_count)
 	{
-		const double *p = line.coords + (size_t) i * line.ndims;
-		uint64		k = t->npoints + i;
+		t->max_count *= 2;
+		t->rows = repalloc_huge(t->rows, (Size) t->max_count * sizeof(JoinRow));
+	}
+	if (line.geodetic)
+		for (uint32 i = 0; i < line.npoints; i++)
+		{
+			const double *p = line.coords + (size_t) i * line.ndims;
 
-		t->x[k] = p[0];
-		t->y[k] = p[1];
-		t->z[k] = srid->use_z ? p[2] : 0;
-		t->m[k] = p[line.ndims - 1];
-		if (line.geodetic)
 			GeoaccDirectionAdd(&srid->direction, p[0], p[1]);
-	}
-	t->ids[t->count] = id;
-	t->npoints += line.npoints;
+		}
+	if (copy)
+		GeoaccLineFromGeometry(RowsKeep(t, geom), &line, label);
+	t->rows[t->count].id = id;
+	t->rows[t->count].order = t->count;
+	t->rows[t->count].line = line;
 	t->count++;
-	t->offsets[t->count] = (uint32) t->npoints;
+	t->npoints += line.npoints;
+	return true;
 }
 
-/* A geography's longitudes, latitudes and heights to east-north-up metres at the centre of the call. */
-static void
-TracksToMetres(JoinTracks *t, const GeoaccEnu *frame)
-{
-	for (uint64 k = 0; k < t->npoints; k++)
-	{
-		double		enu[3];
-
-		GeoaccEnuProject(frame, t->x[k], t->y[k], t->z[k], enu);
-		t->x[k] = enu[0];
-		t->y[k] = enu[1];
-		t->z[k] = enu[2];
-	}
-}
-
-/* Order of trajectories by id, then by row (a stable sort). */
-static const int64 *sort_ids;
-
+/* Order of rows by id, then as read (a stable sort). */
 static int
-CompareById(const void *x, const void *y)
+CompareRows(const void *x, const void *y)
 {
-	uint32		i = *(const uint32 *) x;
-	uint32		j = *(const uint32 *) y;
+	const JoinRow *a = x;
+	const JoinRow *b = y;
 
-	if (sort_ids[i] != sort_ids[j])
-		return sort_ids[i] < sort_ids[j] ? -1 : 1;
-	return i < j ? -1 : (i > j);
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->order < b->order ? -1 : (a->order > b->order);
 }
 
 /*
- * The trajectories in id order, so that a self-join pairs a_id < b_id and
- * rows come out ordered by id.
+ * The rows' trajectories in the core's layout and in id order, so that a
+ * self-join pairs a_id < b_id and rows come out ordered by id: the points
+ * copied once, straight from the geometries; with a frame (a geography)
+ * projected to east-north-up metres at the centre of the call; Z kept
+ * where it is measured (with_z), the height where use_z.
  */
 static JoinTracks
-TracksSortedById(const JoinTracks *t)
+TracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
 {
-	JoinTracks	out;
-	uint32	   *order = palloc(Max(t->count, 1) * sizeof(uint32));
+	JoinTracks	t;
+	const Size	n = Max(rows->npoints, 1);
+	double	   *block = HugePageRoom(n * (with_z ? 4 : 3) * sizeof(double));
 
-	for (uint32 i = 0; i < t->count; i++)
-		order[i] = i;
-	sort_ids = t->ids;
-	qsort(order, t->count, sizeof(uint32), CompareById);
-
-	out = *t;
-	out.ids = palloc(Max(t->count, 1) * sizeof(int64));
-	out.offsets = palloc((t->count + 1) * sizeof(uint32));
-	out.x = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	out.y = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	out.z = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	out.m = palloc_extended(Max(t->npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	out.offsets[0] = 0;
-	for (uint32 i = 0; i < t->count; i++)
+	qsort(rows->rows, rows->count, sizeof(JoinRow), CompareRows);
+	t.count = rows->count;
+	t.npoints = rows->npoints;
+	t.ids = palloc(Max(t.count, 1) * sizeof(int64));
+	t.offsets = palloc((t.count + 1) * sizeof(uint32));
+	t.x = block;
+	t.y = block + n;
+	t.m = block + 2 * n;
+	t.z = with_z ? block + 3 * n : NULL;
+	t.offsets[0] = 0;
+	for (uint32 i = 0; i < t.count; i++)
 	{
-		uint32		s = order[i];
-		uint32		n = t->offsets[s + 1] - t->offsets[s];
-		uint32		to = out.offsets[i];
+		const GeoaccLine *line = &rows->rows[i].line;
+		uint32		to = t.offsets[i];
 
-		out.ids[i] = t->ids[s];
-		memcpy(out.x + to, t->x + t->offsets[s], n * sizeof(double));
-		memcpy(out.y + to, t->y + t->offsets[s], n * sizeof(double));
-		memcpy(out.z + to, t->z + t->offsets[s], n * sizeof(double));
-		memcpy(out.m + to, t->m + t->offsets[s], n * sizeof(double));
-		out.offsets[i + 1] = to + n;
+		t.ids[i] = rows->rows[i].id;
+		for (uint32 k = 0; k < line->npoints; k++)
+		{
+			const double *p = line->coords + (size_t) k * line->ndims;
+			const double height = use_z ? p[2] : 0;
+
+			if (frame)
+			{
+				double		enu[3];
+
+				GeoaccEnuProject(frame, p[0], p[1], height, enu);
+				t.x[to + k] = enu[0];
+				t.y[to + k] = enu[1];
+				t.z[to + k] = enu[2];
+			}
+			else
+			{
+				t.x[to + k] = p[0];
+				t.y[to + k] = p[1];
+				if (with_z)
+					t.z[to + k] = height;
+			}
+			t.m[to + k] = p[line->ndims - 1];
+		}
+		t.offsets[i + 1] = to + line->npoints;
 	}
-	return out;
+	return t;
 }
 
 static GeoaccTrajectories
-TracksView(const JoinTracks *t, bool with_z)
+TracksView(const JoinTracks *t)
 {
 	GeoaccTrajectories v;
 
@@ -236,7 +306,7 @@ TracksView(const JoinTracks *t, bool with_z)
 	v.offsets = t->offsets;
 	v.x = t->x;
 	v.y = t->y;
-	v.z = with_z ? t->z : NULL;
+	v.z = t->z;
 	v.m = t->m;
 	return v;
 }
@@ -260,9 +330,12 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 			 errhint("The id is an integer and the trajectory a LINESTRING M or ZM geometry or geography.")));
 }
 
-/* Run an inner query through a cursor and add each row's trajectory. */
+/* What errors call a row: "a_sql row 3 (id 7)", "a element 3 (id 7)". */
+#define ROW_LABEL_SIZE 96
+
+/* Run an inner query through a cursor and keep each row's trajectory. */
 static void
-TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argname)
+RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	Portal		portal;
@@ -289,7 +362,6 @@ TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argn
 			Datum		traj;
 			int64		id;
 			MemoryContext spi = MemoryContextSwitchTo(caller);
-			char	   *label;
 
 			row++;
 			if (isnull)
@@ -301,10 +373,10 @@ TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argn
 			if (!isnull)
 			{
 				struct varlena *geom = PG_DETOAST_DATUM(traj);
+				char		label[ROW_LABEL_SIZE];
 
-				label = psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", argname, row, id);
-				TracksAdd(t, srid, id, geom, label);
-				pfree(label);
+				snprintf(label, sizeof(label), "%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", argname, row, id);
+				RowsAdd(t, srid, id, geom, true, label);
 				if ((Pointer) geom != DatumGetPointer(traj))
 					pfree(geom);
 			}
@@ -318,13 +390,14 @@ TracksFromQuery(JoinTracks *t, JoinSrid *srid, const char *sql, const char *argn
 }
 
 /*
- * Add the trajectories of an array form: ids (bigint[], no NULLs) and
+ * Keep the trajectories of an array form: ids (bigint[], no NULLs) and
  * geometry trajectories (geometry[], as many; NULL ones are skipped, as
  * NULL rows of an inner query are).  `argname` names the pair in errors.
  */
 static void
-TracksFromArrays(JoinTracks *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, const char *argname)
+RowsFromArrays(JoinRows *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, const char *argname)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	Datum	   *id_values,
 			   *traj_values;
 	bool	   *id_nulls,
@@ -354,7 +427,7 @@ TracksFromArrays(JoinTracks *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs
 	for (int i = 0; i < n_ids; i++)
 	{
 		struct varlena *geom;
-		char	   *label;
+		char		label[ROW_LABEL_SIZE];
 
 		if (id_nulls[i])
 			ereport(ERROR,
@@ -362,11 +435,14 @@ TracksFromArrays(JoinTracks *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs
 					 errmsg("%s_ids element %d is NULL", argname, i + 1)));
 		if (traj_nulls[i])
 			continue;
+		/* the elements last as long as the call; a detoasted one is kept with the other geometries */
+		MemoryContextSwitchTo(t->geometries);
 		geom = PG_DETOAST_DATUM(traj_values[i]);
-		label = psprintf("%s element %d (id " INT64_FORMAT ")", argname, i + 1, DatumGetInt64(id_values[i]));
-		TracksAdd(t, srid, DatumGetInt64(id_values[i]), geom, label);
-		pfree(label);
-		if ((Pointer) geom != DatumGetPointer(traj_values[i]))
+		MemoryContextSwitchTo(caller);
+		snprintf(label, sizeof(label), "%s element %d (id " INT64_FORMAT ")", argname, i + 1,
+				 DatumGetInt64(id_values[i]));
+		if (!RowsAdd(t, srid, DatumGetInt64(id_values[i]), geom, false, label) &&
+			(Pointer) geom != DatumGetPointer(traj_values[i]))
 			pfree(geom);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -439,13 +515,14 @@ DistanceFromArg(double distance)
  * with themselves, a_id < b_id) and put the rows into the tuplestore.
  */
 static void
-SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinSrid *srid, double distance,
-			GeoaccJoinMethod method)
+SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid *srid, double distance,
+			GeoaccJoinMethod method, JoinTimes *times)
 {
 	bool		self = b_rows == NULL;
 	JoinTracks	a,
 				b;
 	bool		with_z;
+	GeoaccEnu	frame;
 	GeoaccTrajectories va,
 				vb;
 	GeoaccCall	call;
@@ -454,6 +531,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 	JoinHolder *holder;
 	GeoaccJoinRow *rows;
 	uint32		n;
+	instr_time	start;
 
 	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
 		ereport(ERROR,
@@ -463,27 +541,23 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 						   srid->srid),
 				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
 						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
-	if (srid->set && srid->geodetic)
+	/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
+	if (srid->set && srid->geodetic && !GeoaccEnuInit(&frame, &srid->direction))
 	{
-		GeoaccEnu	frame;
-
-		/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
-		if (!GeoaccEnuInit(&frame, &srid->direction))
-		{
-			srid->direction.v[2] = 1;
-			GeoaccEnuInit(&frame, &srid->direction);
-		}
-		TracksToMetres(a_rows, &frame);
-		if (!self)
-			TracksToMetres(b_rows, &frame);
+		srid->direction.v[2] = 1;
+		GeoaccEnuInit(&frame, &srid->direction);
 	}
 
-	a = TracksSortedById(a_rows);
-	b = self ? a : TracksSortedById(b_rows);
+	INSTR_TIME_SET_CURRENT(start);
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
-	va = TracksView(&a, with_z);
-	vb = TracksView(&b, with_z);
+	a = TracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+	b = self ? a : TracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+	/* the points are laid out: the geometries they came from are no longer needed */
+	MemoryContextDelete(a_rows->geometries);
+	times->prepare_ms += MsSince(start);
+	va = TracksView(&a);
+	vb = TracksView(&b);
 
 	GeoaccCallBegin(&call, "gpu_segment_join", (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)));
 	GeoaccCallReserve(&call, geoacc_segment_join_need(&va, self ? NULL : &vb));
@@ -511,6 +585,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 			continue;
 		}
 		GeoaccCheck(status);
+		INSTR_TIME_SET_CURRENT(start);
 		for (uint32 i = 0; i < n; i++)
 		{
 			const GeoaccJoinRow *r = &rows[i];
@@ -528,18 +603,25 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinTracks *a_rows, JoinTracks *b_rows, JoinS
 			values[7] = Float8GetDatum(r->cpa_distance);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
+		times->tuples_ms += MsSince(start);
 		CHECK_FOR_INTERRUPTS();
 	} while (n > 0);
 
 	geoacc_segment_join_stats(holder->join, &stats);
+	INSTR_TIME_SET_CURRENT(start);
+	JoinHolderRelease(holder);
+	times->release_ms += MsSince(start);
 	GeoaccCallEnd(&call);
 	elog(DEBUG1, "gpu_segment_join: %s on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
-		 " candidates, " UINT64_FORMAT " rows; index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms; "
-		 "%u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries",
+		 " candidates, " UINT64_FORMAT " rows; read %.1f ms, prepare %.1f ms, segments %.1f ms, plan %.1f ms, "
+		 "device memory %.1f ms, upload %.1f ms, index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms, tuples %.1f ms, "
+		 "release %.1f ms, total %.1f ms; %u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries, "
+		 "%u device allocations, %u syncs",
 		 MethodName(stats.method), call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", stats.queries, stats.entries,
-		 stats.candidates, stats.rows, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms,
-		 stats.entry_chunks, stats.batches, stats.overflow_queries);
-	JoinHolderRelease(holder);
+		 stats.candidates, stats.rows, times->read_ms, times->prepare_ms, stats.segments_ms, stats.plan_ms,
+		 stats.memory_ms, stats.upload_ms, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms, times->tuples_ms,
+		 times->release_ms, MsSince(times->start), stats.entry_chunks, stats.batches, stats.overflow_queries,
+		 stats.device_allocations, stats.syncs);
 }
 
 /*
@@ -553,25 +635,30 @@ Datum
 gpu_segment_join(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	JoinTracks	a_rows,
+	JoinRows	a_rows,
 				b_rows;
+	MemoryContext geometries;
 	JoinSrid	srid = {0};
 	bool		self = PG_ARGISNULL(1);
 	double		distance;
 	GeoaccJoinMethod method;
+	JoinTimes	times = {0};
 
+	INSTR_TIME_SET_CURRENT(times.start);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		return (Datum) 0;
 	srid.use_z = PG_GETARG_BOOL(4);
 	distance = DistanceFromArg(PG_GETARG_FLOAT8(2));
 	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
-	TracksInit(&a_rows);
-	TracksInit(&b_rows);
-	TracksFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	geometries = AllocSetContextCreate(CurrentMemoryContext, "gpu_segment_join geometries", ALLOCSET_DEFAULT_SIZES);
+	RowsInit(&a_rows, geometries);
+	RowsInit(&b_rows, geometries);
+	RowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
-		TracksFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
+		RowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+	times.read_ms = MsSince(times.start);
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }
 
@@ -585,13 +672,16 @@ Datum
 gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	JoinTracks	a_rows,
+	JoinRows	a_rows,
 				b_rows;
+	MemoryContext geometries;
 	JoinSrid	srid = {0};
 	bool		self = PG_ARGISNULL(2) && PG_ARGISNULL(3);
 	double		distance;
 	GeoaccJoinMethod method;
+	JoinTimes	times = {0};
 
+	INSTR_TIME_SET_CURRENT(times.start);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
 		return (Datum) 0;
@@ -602,11 +692,13 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	srid.use_z = PG_GETARG_BOOL(6);
 	distance = DistanceFromArg(PG_GETARG_FLOAT8(4));
 	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(5)));
-	TracksInit(&a_rows);
-	TracksInit(&b_rows);
-	TracksFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
+	geometries = AllocSetContextCreate(CurrentMemoryContext, "gpu_segment_join geometries", ALLOCSET_DEFAULT_SIZES);
+	RowsInit(&a_rows, geometries);
+	RowsInit(&b_rows, geometries);
+	RowsFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
 	if (!self)
-		TracksFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method);
+		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
+	times.read_ms = MsSince(times.start);
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }

@@ -4,10 +4,11 @@
  * Core-level benchmark of the segment join (no server): a self-join of the
  * trajectories in a points file (lines "track <tab> x <tab> y <tab> m",
  * grouped by track in vertex order, as test/data/scale_tracks.sh dumps the
- * real AIS tracks), for each distance, method and device, timing the index
- * build, the candidate search, the exact test and the output (ordering and
- * copying out the rows) separately, with result and candidate pairs per
- * second.  Runs of one distance must return the same rows on every method
+ * real AIS tracks), for each distance, method and device, timing the
+ * stages of a call separately (building the segments, planning, the upload,
+ * the index build, the candidate search, the exact test and the output:
+ * ordering and copying out the rows), with result and candidate pairs per
+ * second and, on the GPU, the device allocations and waits of the call.  Runs of one distance must return the same rows on every method
  * and device (a checksum of all rows' bits is compared).
  *
  * Usage: segment_join_bench POINTS_FILE DISTANCES [METHODS] [DEVICES] [CPU_MAX_SEGMENTS]
@@ -134,9 +135,11 @@ main(int argc, char **argv)
 	std::vector<GeoaccJoinRow> rows(1 << 16);
 	int			status = 0;
 
-	printf("| segments | distance | device | method (ran) | index ms | search ms | refine ms | output ms | total ms "
-		   "| rows | candidates | rows/s | candidates/s | chunks, batches, overflowed | same rows |\n");
-	printf("| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+	printf("| segments | distance | device | method (ran) | segments ms | plan ms | device memory ms | upload ms "
+		   "| index ms | search ms | refine ms | output ms | total ms | rows | candidates | rows/s | candidates/s "
+		   "| chunks, batches, overflowed | allocations, syncs | same rows |\n");
+	printf("| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+		   "| ---: | --- | --- | --- |\n");
 	for (const std::string &d : distances)
 	{
 		uint64_t	reference = 0;
@@ -150,7 +153,7 @@ main(int argc, char **argv)
 				continue;
 			if (device == GEOACC_DEVICE_CPU && segments > cpu_max)
 			{
-				printf("| %llu | %s | cpu | - | skipped (more than %llu segments) | | | | | | | | | | |\n",
+				printf("| %llu | %s | cpu | - | skipped (more than %llu segments) | | | | | | | | | | | | | | | |\n",
 					   (unsigned long long) segments, d.c_str(), (unsigned long long) cpu_max);
 				continue;
 			}
@@ -177,6 +180,11 @@ main(int argc, char **argv)
 						break;
 					h = checksum(h, rows.data(), n);
 				}
+				if (st == GEOACC_OK)
+					geoacc_segment_join_stats(j, &s);
+				/* the call ends when its device memory is given back */
+				geoacc_segment_join_close(j);
+				j = nullptr;
 
 				const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
 					.count();
@@ -184,22 +192,17 @@ main(int argc, char **argv)
 				geoacc_set_interrupt_callback(nullptr);
 				if (st == GEOACC_ERR_CANCELLED)
 				{
-					printf("| %llu | %s | %s | %s | stopped after %.0f s | | | | | | | | | | |\n",
+					printf("| %llu | %s | %s | %s | stopped after %.0f s | | | | | | | | | | | | | | | |\n",
 						   (unsigned long long) segments, d.c_str(), device_name.c_str(), method_text.c_str(), limit_s);
-					geoacc_segment_join_close(j);
 					continue;
 				}
 				if (st != GEOACC_OK)
 				{
-					printf("| %llu | %s | %s | %s | failed: %s | | | | | | | | | | |\n", (unsigned long long) segments,
+					printf("| %llu | %s | %s | %s | failed: %s | | | | | | | | | | | | | | | |\n", (unsigned long long) segments,
 						   d.c_str(), device_name.c_str(), method_text.c_str(), geoacc_status_message());
-					geoacc_segment_join_close(j);
 					status = 1;
 					continue;
 				}
-				geoacc_segment_join_stats(j, &s);
-				geoacc_segment_join_close(j);
-
 				const bool	same = !have_reference || h == reference;
 
 				if (!have_reference)
@@ -209,12 +212,13 @@ main(int argc, char **argv)
 				}
 				if (!same)
 					status = 1;
-				printf("| %llu | %s | %s | %s (%s) | %.1f | %.1f | %.1f | %.1f | %.1f | %llu | %llu | %.3g | %.3g "
-					   "| %u, %u, %llu | %s |\n", (unsigned long long) segments, d.c_str(), device_name.c_str(),
-					   method_text.c_str(), method_name(s.method), s.index_ms, s.search_ms, s.refine_ms, s.output_ms,
-					   total, (unsigned long long) s.rows, (unsigned long long) s.candidates,
-					   s.rows / (total / 1000), s.candidates / ((s.search_ms + s.refine_ms) / 1000 + 1e-9),
-					   s.entry_chunks, s.batches, (unsigned long long) s.overflow_queries, same ? "yes" : "NO");
+				printf("| %llu | %s | %s | %s (%s) | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %llu "
+					   "| %llu | %.3g | %.3g | %u, %u, %llu | %u, %u | %s |\n", (unsigned long long) segments, d.c_str(),
+					   device_name.c_str(), method_text.c_str(), method_name(s.method), s.segments_ms, s.plan_ms,
+					   s.memory_ms, s.upload_ms, s.index_ms, s.search_ms, s.refine_ms, s.output_ms, total,
+					   (unsigned long long) s.rows, (unsigned long long) s.candidates, s.rows / (total / 1000),
+					   s.candidates / ((s.search_ms + s.refine_ms) / 1000 + 1e-9), s.entry_chunks, s.batches,
+					   (unsigned long long) s.overflow_queries, s.device_allocations, s.syncs, same ? "yes" : "NO");
 				fflush(stdout);
 			}
 		}

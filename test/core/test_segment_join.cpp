@@ -9,7 +9,7 @@
  * epoch times) and on real AIS tracks; the methods against each other to the
  * bit; hand-checked cases; bad input; cancellation.  Then the GPU against
  * the CPU twin to the bit, with tiny buffers (overflow and batches) and tiny
- * memory caps (chunks of the entries).
+ * memory caps (chunks of the entries), and one device allocation per call.
  */
 #include "core_test.h"
 #include "segment_join.h"
@@ -773,6 +773,7 @@ TEST(segment_join_gpu_tiny_buffers_lose_nothing)
 		geoacc_segment_join_set_buffers(0, 0);
 		CHECK(gpu.stats.overflow_queries > 0);
 		CHECK(gpu.stats.batches > 10);
+		CHECK(gpu.stats.device_allocations == 1);
 		CHECK(same_rows(gpu.rows, cpu.rows));
 		CHECK(same_rows(gpu_self.rows, join(GEOACC_DEVICE_CPU, a, nullptr, 250, method).rows));
 	}
@@ -794,8 +795,31 @@ TEST(segment_join_gpu_small_memory_cap_chunks_entries)
 		geoacc_gpu_set_memory_limit(0);
 		CHECK(gpu.status == GEOACC_OK);
 		CHECK(gpu.stats.entry_chunks > 1);
+		CHECK(gpu.stats.device_allocations == 1);
 		CHECK(same_rows(gpu.rows, cpu.rows));
 	}
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
+
+TEST(segment_join_gpu_one_device_allocation_per_call)
+{
+	REQUIRE_GPU();
+	/* the real tracks at 10 m (no query overflows) and at 1 km (some do, and are redone) */
+	Tracks		ny = load_ny_harbor();
+
+	for (double d : {10.0, 1000.0})
+		for (GeoaccJoinMethod method : all_methods)
+		{
+			Result		gpu = join(GEOACC_DEVICE_GPU, ny, nullptr, d, method, 4096);
+			Result		cpu = join(GEOACC_DEVICE_CPU, ny, nullptr, d, method, 4096);
+
+			CHECK(gpu.status == GEOACC_OK);
+			CHECK(same_rows(gpu.rows, cpu.rows));
+			CHECK(gpu.stats.device_allocations == 1);
+			/* one wait for the index; per batch one for the counts and one for the rows, one more for the redo list */
+			CHECK(gpu.stats.syncs <= 1 + 2 * gpu.stats.batches + (gpu.stats.overflow_queries > 0));
+			CHECK(cpu.stats.device_allocations == 0 && cpu.stats.syncs == 0);
+		}
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
 

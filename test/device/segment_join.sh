@@ -11,13 +11,21 @@
 #      (the CPU up to 10^6 segments) at 10 m, 100 m and 1 km: index build, candidate search, exact test,
 #      output, rows and candidates per second; every run of a distance must return the same rows.
 #   4. End to end in PostgreSQL: CREATE TABLE ... AS SELECT * FROM gpu_segment_join(...) with
-#      geoacc.device = gpu for every method, = cpu for auto (up to 10^6 segments); and what a PostGIS
-#      user writes today: one row per segment as a 2-point LINESTRING M with a GiST index, ST_DWithin then
-#      ST_CPAWithin, parallel workers allowed, at the sizes where it finishes within
-#      SEGMENT_JOIN_POSTGIS_TIMEOUT (larger sizes are skipped once it did not).
+#      geoacc.device = gpu for every method, = cpu for auto (up to 10^6 segments), each the median of
+#      SEGMENT_JOIN_REPEAT runs in fresh sessions; and what a PostGIS user writes today: one row per segment
+#      as a 2-point LINESTRING M with a GiST index, ST_DWithin then ST_CPAWithin, parallel workers allowed,
+#      at the sizes where it finishes within SEGMENT_JOIN_POSTGIS_TIMEOUT (larger sizes are skipped once it
+#      did not).
+#   5. Against PostGIS: for each size and distance, the GPU call (`auto`, else the first GPU run) end to end,
+#      the PostGIS query of the same run, their ratio, and where the GPU call's time went (its DEBUG1 line:
+#      reading the inner query, ordering, segments, planning, device memory, upload, index, search, test,
+#      output, tuples, release; the rest of the statement is writing the table), with its device
+#      allocations and waits.
 #
 # Knobs: SEGMENT_JOIN_METHODS (core level, comma-separated), SEGMENT_JOIN_SQL_RUNS (end to end, device:method
-# words), SEGMENT_JOIN_POSTGIS=0 (no PostGIS query), SEGMENT_JOIN_CPU_MAX (larger sizes skip the CPU).
+# words), SEGMENT_JOIN_REPEAT (runs of each, default 3), SEGMENT_JOIN_POSTGIS=0 (no PostGIS query),
+# SEGMENT_JOIN_CPU_MAX (larger sizes skip the CPU).  The 500x target at 10^5 segments:
+#   SEGMENT_JOIN_SIZES=100000 SEGMENT_JOIN_REPEAT=5 SEGMENT_JOIN_POSTGIS_TIMEOUT=150s test/device/segment_join.sh
 #
 # Prints markdown tables; logs of each part go to $OUT (default /tmp/geoacc-out).
 set -uo pipefail
@@ -31,6 +39,7 @@ core=${SEGMENT_JOIN_CORE:-1}	# 0: leave out the core-level runs
 core_methods=${SEGMENT_JOIN_METHODS:-spatial,temporal,spatiotemporal,auto}
 sql_runs=${SEGMENT_JOIN_SQL_RUNS:-gpu:spatial gpu:temporal gpu:spatiotemporal gpu:auto cpu:auto}
 postgis=${SEGMENT_JOIN_POSTGIS:-1}	# 0: leave out the PostGIS query
+repeat=${SEGMENT_JOIN_REPEAT:-3}
 export SEGMENT_JOIN_RUN_LIMIT_S=${SEGMENT_JOIN_RUN_LIMIT_S:-60}
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -58,10 +67,11 @@ if [ "$(psql -X -qAt -c "SELECT to_regclass('ais_tracks') IS NOT NULL")" != t ];
 fi
 
 # run DEVICE SQL [TIMEOUT]: "milliseconds|rows|DEBUG1 line" of SQL in a fresh session; a small join first
-# starts the device, so CUDA start-up is not timed
+# starts the device, so CUDA start-up is not timed, and the result tables of earlier runs are dropped untimed
 run() {
 	{ psql -X -v ON_ERROR_STOP=1 -c "SET work_mem = '1GB'" -c "SET geoacc.device = $1" \
 		-c "SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM ais_tracks WHERE id < 20', NULL, 100)" \
+		-c "DROP TABLE IF EXISTS sj_result, pg_result" \
 		-c "SET statement_timeout = '${3:-$timeout}'" -c "SET client_min_messages = debug1" \
 		-c '\timing on' -c "$2" 2>&1 || true; } |
 		awk '/^Time:/ { ms = $2 } /gpu_segment_join:/ { sub(/^.*gpu_segment_join: /, ""); debug = $0 }
@@ -69,7 +79,32 @@ run() {
 			/canceling statement due to statement timeout/ { ms = "timeout" }
 			END { printf "%s|%s|%s\n", ms, rows, debug }'
 }
+# median DEVICE SQL [TIMEOUT]: run() `repeat` times; the run of the median time (a failed one if any failed)
+median() {
+	local runs=() k r
+	for ((k = 0; k < repeat; k++)); do runs+=("$(run "$@")"); done
+	for r in "${runs[@]}"; do
+		[[ $(field "$r" 1) =~ ^[0-9.]+$ ]] || { echo "$r"; return; }
+	done
+	printf '%s\n' "${runs[@]}" | sort -t'|' -k1,1g | sed -n "$(((repeat + 1) / 2))p"
+}
 field() { echo "$1" | cut -d'|' -f"$2"; }
+# stages DEBUG: the stage times of a DEBUG1 line as table cells, then its device allocations and waits
+stages() {
+	echo "$1" | awk '{
+		n = split("read prepare segments plan device_memory upload index search refine output tuples release total", names, " ")
+		line = $0; gsub(/device memory/, "device_memory", line)
+		out = ""
+		for (i = 1; i <= n; i++) {
+			v = ""
+			if (match(line, names[i] " [0-9.]+ ms")) { split(substr(line, RSTART, RLENGTH), f, " "); v = f[2] }
+			out = out v " | "
+		}
+		a = s = ""
+		if (match(line, /[0-9]+ device allocations/)) { split(substr(line, RSTART, RLENGTH), f, " "); a = f[1] }
+		if (match(line, /[0-9]+ syncs/)) { split(substr(line, RSTART, RLENGTH), f, " "); s = f[1] }
+		printf "%s%s | %s", out, a, s }'
+}
 seconds() {
 	case $1 in
 		timeout) echo "> $2" ;;
@@ -80,6 +115,7 @@ seconds() {
 
 core_rows=()
 sql_rows=()
+target_rows=()
 postgis_done=yes
 for size in $sizes; do
 	table=segment_join_$size
@@ -103,6 +139,7 @@ for size in $sizes; do
 	# end to end
 	for d in $distances; do
 		reference=""
+		target=""
 		for device_method in $sql_runs; do
 			device=${device_method%%:*}
 			method=${device_method#*:}
@@ -110,8 +147,11 @@ for size in $sizes; do
 				sql_rows+=("| $segments | $d | $device | $method | skipped | | | |")
 				continue
 			fi
-			r=$(run "$device" "DROP TABLE IF EXISTS sj_result; CREATE TABLE sj_result AS
+			r=$(median "$device" "CREATE TABLE sj_result AS
 				SELECT * FROM gpu_segment_join('SELECT id, traj FROM $table', NULL, $d, '$method')")
+			if [ "$device" = gpu ] && { [ -z "$target" ] || [ "$method" = auto ]; }; then
+				target=$r
+			fi
 			rows=$(field "$r" 2)
 			if [ -z "$rows" ]; then
 				same="-"
@@ -137,7 +177,7 @@ for size in $sizes; do
 					>> "$OUT/segment_join_data.log" 2>&1
 			fi
 			r=$(run cpu "SET max_parallel_workers_per_gather = $(nproc); SET parallel_setup_cost = 0;
-				DROP TABLE IF EXISTS pg_result; CREATE TABLE pg_result AS
+				CREATE TABLE pg_result AS
 				SELECT a.id AS a_id, a.k AS a_seg, b.id AS b_id, b.k AS b_seg, ST_DistanceCPA(a.seg, b.seg) AS cpa_distance
 				FROM ${table}_segments a JOIN ${table}_segments b ON a.id < b.id AND ST_DWithin(a.seg, b.seg, $d)
 				WHERE ST_CPAWithin(a.seg, b.seg, $d)" "$postgis_timeout")
@@ -145,6 +185,14 @@ for size in $sizes; do
 			sql_rows+=("| $segments | $d | PostGIS | GiST, ST_DWithin, ST_CPAWithin | $(seconds "$ms" "$postgis_timeout") | $(field "$r" 2) | $([ -n "$reference" ] && [ "$(field "$r" 2)" = "$reference" ] && echo yes || echo "-") | |")
 			echo "${sql_rows[-1]}" >> "$OUT/segment_join_sql.md"
 			[ "$ms" = timeout ] && postgis_done=no
+			if [ -n "$target" ]; then
+				gpu_ms=$(field "$target" 1)
+				ratio=$(awk -v g="$gpu_ms" -v p="$ms" -v t="${postgis_timeout%s}" 'BEGIN {
+					if (g !~ /^[0-9.]+$/) print "-"; else if (p == "timeout") printf "> %.0fx", t * 1000 / g;
+					else if (p ~ /^[0-9.]+$/) printf "%.0fx", p / g; else print "-" }')
+				target_rows+=("| $segments | $d | $(field "$target" 2) | $(seconds "$gpu_ms" "$timeout") | $(seconds "$ms" "$postgis_timeout") | $ratio | $(stages "$(field "$target" 3)") |")
+				echo "${target_rows[-1]}" >> "$OUT/segment_join_target.md"
+			fi
 		else
 			sql_rows+=("| $segments | $d | PostGIS | GiST, ST_DWithin, ST_CPAWithin | skipped (timed out at a smaller size) | | | |")
 		fi
@@ -155,8 +203,7 @@ done
 echo
 echo "## segment_join: core level (self-join; the same rows from every run of a distance)"
 echo
-echo "| segments | distance | device | method (ran) | index ms | search ms | refine ms | output ms | total ms | rows | candidates | rows/s | candidates/s | chunks, batches, overflowed | same rows |"
-echo "| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+head -2 "$work/core.md" 2>/dev/null
 for r in "${core_rows[@]}"; do echo "$r"; done
 echo
 echo "## segment_join: end to end in PostgreSQL (CREATE TABLE ... AS, one backend; PostGIS with parallel workers)"
@@ -164,4 +211,12 @@ echo
 echo "| segments | distance | device | method | time | rows | same rows | inside (DEBUG1) |"
 echo "| ---: | ---: | --- | --- | ---: | ---: | --- | --- |"
 for r in "${sql_rows[@]}"; do echo "$r"; done
+if [ "${#target_rows[@]}" -gt 0 ]; then
+	echo
+	echo "## segment_join: the GPU call against PostGIS end to end, and where the call's time went (ms)"
+	echo
+	echo "| segments | distance | rows | GPU | PostGIS | PostGIS / GPU | read | prepare | segments | plan | device memory | upload | index | search | test | output | tuples | release | in the function | device allocations | syncs |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for r in "${target_rows[@]}"; do echo "$r"; done
+fi
 exit $status
