@@ -715,21 +715,26 @@ GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntr
 	if (with_box)
 	{
 		float	   *box = (float *) p;
+		double		lo[3],
+					hi[3];
 
+		/* over the corners, not the positions: a PLY file may hold vertices no face uses */
+		for (int d = 0; d < 3; d++)
+			lo[d] = hi[d] = positions[(Size) triangles[0] * 3 + d];
+		for (Size i = 1; i < (Size) ntriangles * 3; i++)
+		{
+			const double *v = positions + (Size) triangles[i] * 3;
+
+			for (int d = 0; d < 3; d++)
+			{
+				lo[d] = lo[d] < v[d] ? lo[d] : v[d];
+				hi[d] = hi[d] > v[d] ? hi[d] : v[d];
+			}
+		}
 		for (int d = 0; d < 3; d++)
 		{
-			double		lo = positions[(Size) triangles[0] * 3 + d],
-						hi = lo;
-
-			for (Size i = 1; i < (Size) ntriangles * 3; i++)
-			{
-				double		v = positions[(Size) triangles[i] * 3 + d];
-
-				lo = lo < v ? lo : v;
-				hi = hi > v ? hi : v;
-			}
-			box[2 * d] = FloatDown(lo);
-			box[2 * d + 1] = FloatUp(hi);
+			box[2 * d] = FloatDown(lo[d]);
+			box[2 * d + 1] = FloatUp(hi[d]);
 		}
 		p += box_bytes;
 	}
