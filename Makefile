@@ -226,5 +226,16 @@ test/bench/segment_join_bench: test/bench/segment_join_bench.cpp cuda/geoacc_cor
 EXTRA_CLEAN += test/bench/mesh_clip_bench
 test/core/geoacc_core_tests: test/mesh_off.h
 
-test/bench/mesh_clip_bench: test/bench/mesh_clip_bench.cpp cuda/geoacc_core.h test/mesh_off.h $(CORE_LIB)
+test/bench/mesh_clip_bench: test/bench/mesh_clip_bench.cpp test/bench/mesh_bench.h cuda/geoacc_core.h test/mesh_off.h \
+							$(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
+# ------------------------------- CGAL's clipper, the baseline (no geoacc in it)
+# Needs Debian's libcgal-dev, libgmp-dev and libmpfr-dev; linked statically and stripped (unused sections
+# dropped) so that a small binary runs on the GPU machine, which has no CGAL (test/device/mesh-bundle.sh
+# carries it there).
+EXTRA_CLEAN += test/bench/cgal_clip_bench
+
+test/bench/cgal_clip_bench: test/bench/cgal_clip_bench.cpp test/bench/mesh_bench.h
+	$(CXX) -std=c++17 -O2 -DNDEBUG -DCGAL_NDEBUG -Wall -Wextra -ffunction-sections -fdata-sections \
+		-static -s -Wl,--gc-sections $< -lmpfr -lgmp -o $@

@@ -616,12 +616,14 @@ double		geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n);
 GeoaccStatus geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, GeoaccBox *boxes);
 
 /*
- * Weld a triangle soup (ntriangles * 9 coordinates, three corners each)
- * into an indexed mesh: corners with equal coordinates (-0 = +0) become one
- * vertex, numbered in order of first appearance.  Coordinates must be
+ * Weld a triangle soup into an indexed mesh: corners with equal
+ * coordinates (-0 = +0) become one vertex, numbered in order of first
+ * appearance.  Triangle t's three corners (x y z each) are the 9 doubles
+ * at corners + t * stride (stride 9: packed; more: read in place from a
+ * larger record, such as a serialized TIN's patches).  Coordinates must be
  * finite.  The result's triangles index its positions.
  */
-GeoaccStatus geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *result);
+GeoaccStatus geoacc_mesh_weld(const double *corners, uint32_t ntriangles, size_t stride, GeoaccMeshResult *result);
 
 /*
  * Weld an indexed mesh's duplicate vertices: vertices whose positions and

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
 #include <utility>
 
 namespace geoacc
@@ -314,140 +313,197 @@ geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz
 namespace
 {
 
-/* Coordinates of a corner as a key: the bits, with -0 made +0. */
-struct CornerKey
+/* A coordinate's bits, -0 made +0: equal bits, equal points. */
+uint64_t
+coordinate_bits(double x)
 {
-	uint64_t	bits[3];
+	double		y = x + 0.0;	/* -0 + 0 = +0 */
+	uint64_t	b;
 
-	bool		operator==(const CornerKey &o) const
+	memcpy(&b, &y, sizeof(b));
+	return b;
+}
+
+/* The same for an attribute. */
+uint32_t
+attribute_bits(float x)
+{
+	float		y = x + 0.0f;
+	uint32_t	b;
+
+	memcpy(&b, &y, sizeof(b));
+	return b;
+}
+
+uint64_t
+hash_step(uint64_t h, uint64_t bits)
+{
+	return (h ^ bits) * 0xff51afd7ed558ccdull;
+}
+
+uint64_t
+hash_end(uint64_t h)
+{
+	return h ^ (h >> 33);
+}
+
+/*
+ * The weld's index of distinct vertices: open addressing with linear
+ * probing over a power-of-two table (no allocation per vertex).  A slot
+ * holds the vertex's id + 1 (0: empty) and the high bits of its hash, so
+ * that most probes that miss never look at the vertex itself.
+ */
+class VertexIndex
+{
+public:
+	explicit VertexIndex(size_t expected)
 	{
-		return bits[0] == o.bits[0] && bits[1] == o.bits[1] && bits[2] == o.bits[2];
+		size_t		capacity = 64;
+
+		while (capacity < expected * 2)
+			capacity *= 2;
+		slots_.assign(capacity, 0);
 	}
-};
 
-struct CornerHash
-{
-	size_t		operator()(const CornerKey &k) const
+	/*
+	 * The id of the vertex equal to a new one of hash h (equal(id) says
+	 * whether vertex id is), or next_id, recorded, when there is none.
+	 * hash_of(id) gives a recorded vertex's hash for growing the table
+	 * (which happens before the new vertex is recorded).
+	 */
+	template <class Equal, class HashOf>
+	uint32_t	find_or_add(uint64_t h, uint32_t next_id, Equal equal, HashOf hash_of)
 	{
-		uint64_t	h = 0x9e3779b97f4a7c15ull;
+		if ((count_ + 1) * 2 > slots_.size())
+			grow(hash_of);
 
-		for (uint64_t b : k.bits)
+		const size_t mask = slots_.size() - 1;
+		const uint64_t tag = h & 0xffffffff00000000ull;
+
+		for (size_t i = (size_t) h & mask;; i = (i + 1) & mask)
 		{
-			h ^= b + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-			h *= 0xff51afd7ed558ccdull;
+			const uint64_t slot = slots_[i];
+
+			if (slot == 0)
+			{
+				slots_[i] = tag | ((uint64_t) next_id + 1);
+				count_++;
+				return next_id;
+			}
+			if ((slot & 0xffffffff00000000ull) == tag && equal((uint32_t) slot - 1))
+				return (uint32_t) slot - 1;
 		}
-		return (size_t) (h ^ (h >> 33));
 	}
+
+private:
+	template <class HashOf>
+	void		grow(HashOf hash_of)
+	{
+		std::vector<uint64_t> old(slots_.size() * 2, 0);
+
+		old.swap(slots_);
+
+		const size_t mask = slots_.size() - 1;
+
+		for (uint64_t slot : old)
+		{
+			if (slot == 0)
+				continue;
+
+			size_t		i = (size_t) hash_of((uint32_t) slot - 1) & mask;
+
+			while (slots_[i] != 0)
+				i = (i + 1) & mask;
+			slots_[i] = slot;
+		}
+	}
+
+	std::vector<uint64_t> slots_;
+	size_t		count_ = 0;
 };
+
+/* The hash of a point from its three coordinates' bits. */
+uint64_t
+point_hash(const uint64_t *bits)
+{
+	return hash_end(hash_step(hash_step(hash_step(0x9e3779b97f4a7c15ull, bits[0]), bits[1]), bits[2]));
+}
 
 }								/* namespace */
 
 extern "C" GeoaccStatus
-geoacc_mesh_weld(const double *corners, uint32_t ntriangles, GeoaccMeshResult *result)
+geoacc_mesh_weld(const double *corners, uint32_t ntriangles, size_t stride, GeoaccMeshResult *result)
 {
 	GeoaccStatus status = guarded([&] {
-		std::unordered_map<CornerKey, uint32_t, CornerHash> index;
-		std::vector<double> positions;
-		std::vector<uint32_t> triangles((size_t) ntriangles * 3);
-		std::vector<float> none;
-
 		if (result == nullptr || (ntriangles > 0 && corners == nullptr))
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the corners and the result are required");
-		index.reserve((size_t) ntriangles);
-		for (size_t c = 0; c < (size_t) ntriangles * 3; c++)
+		if (stride < 9)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "a triangle takes 9 coordinates, but the stride is %zu", stride);
+		geoacc_mesh_result_free(result);
+
+		std::vector<double> positions;
+		std::vector<float> none;
+		const size_t ncorners = (size_t) ntriangles * 3;
+		/* a mesh has about half as many vertices as triangles; the index grows past that */
+		VertexIndex index(ntriangles / 2 + 1);
+		uint32_t	nvertices = 0;
+
+		positions.reserve((ntriangles / 2 + 1) * 3);
+		if (ncorners > 0)
 		{
-			const double *p = corners + c * 3;
-			CornerKey	key;
+			result->triangles = static_cast<uint32_t *>(malloc(ncorners * sizeof(uint32_t)));
+			if (result->triangles == nullptr)
+				throw std::bad_alloc();
+		}
+		result->ntriangles = ntriangles;
+		for (size_t c = 0; c < ncorners; c++)
+		{
+			const double *p = corners + (c / 3) * stride + (c % 3) * 3;
+			uint64_t	key[3];
 
 			for (int d = 0; d < 3; d++)
 			{
-				double		v = p[d] + 0.0;		/* -0 + 0 = +0 */
-
-				if (!std::isfinite(v))
+				if (!std::isfinite(p[d]))
 					fail(GEOACC_ERR_INVALID_ARGUMENT, "corner %llu of triangle %llu has a non-finite coordinate: %c = %g",
 						 (unsigned long long) (c % 3 + 1), (unsigned long long) (c / 3 + 1), "xyz"[d], p[d]);
-				memcpy(&key.bits[d], &v, sizeof(v));
+				key[d] = coordinate_bits(p[d]);
 			}
 
-			auto		found = index.emplace(key, (uint32_t) (positions.size() / 3));
+			const uint32_t id = index.find_or_add(
+				point_hash(key), nvertices,
+				[&](uint32_t v) {
+					const double *q = &positions[(size_t) v * 3];
 
-			if (found.second)
+					return coordinate_bits(q[0]) == key[0] && coordinate_bits(q[1]) == key[1]
+						&& coordinate_bits(q[2]) == key[2];
+				},
+				[&](uint32_t v) {
+					const double *q = &positions[(size_t) v * 3];
+					const uint64_t bits[3] = {coordinate_bits(q[0]), coordinate_bits(q[1]), coordinate_bits(q[2])};
+
+					return point_hash(bits);
+				});
+
+			if (id == nvertices)
 			{
-				if (positions.size() / 3 >= MESH_CLIP_MAX_VERTICES)
+				if (nvertices >= MESH_CLIP_MAX_VERTICES)
 					fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has more than %u distinct vertices",
 						 MESH_CLIP_MAX_VERTICES);
 				positions.insert(positions.end(), p, p + 3);
+				nvertices++;
 			}
-			triangles[c] = found.first->second;
+			result->triangles[c] = id;
+			if ((c & 0xfffff) == 0xfffff)
+				check_interrupt();
 		}
-		mesh_result_set(*result, positions, triangles, none, 0);
+		result->nvertices = nvertices;
+		result->positions = malloc_copy(positions);
 	});
 
 	if (status != GEOACC_OK && result != nullptr)
 		geoacc_mesh_result_free(result);
 	return status;
 }
-
-namespace
-{
-
-/* A vertex's position and attributes as bits, -0 made +0 (an index into the mesh stands for them). */
-struct VertexBits
-{
-	const GeoaccMesh *mesh;
-
-	uint64_t	position(uint32_t v, int c) const
-	{
-		double		x = mesh->positions[(size_t) v * 3 + c] + 0.0;
-		uint64_t	b;
-
-		memcpy(&b, &x, sizeof(b));
-		return b;
-	}
-
-	uint32_t	attribute(uint32_t v, uint32_t c) const
-	{
-		float		x = mesh->attributes[(size_t) v * mesh->nattributes + c] + 0.0f;
-		uint32_t	b;
-
-		memcpy(&b, &x, sizeof(b));
-		return b;
-	}
-};
-
-struct VertexHash
-{
-	VertexBits	bits;
-
-	size_t		operator()(uint32_t v) const
-	{
-		uint64_t	h = 0x9e3779b97f4a7c15ull;
-
-		for (int c = 0; c < 3; c++)
-			h = (h ^ bits.position(v, c)) * 0xff51afd7ed558ccdull;
-		for (uint32_t c = 0; c < bits.mesh->nattributes; c++)
-			h = (h ^ bits.attribute(v, c)) * 0xff51afd7ed558ccdull;
-		return (size_t) (h ^ (h >> 33));
-	}
-};
-
-struct VertexEqual
-{
-	VertexBits	bits;
-
-	bool		operator()(uint32_t a, uint32_t b) const
-	{
-		for (int c = 0; c < 3; c++)
-			if (bits.position(a, c) != bits.position(b, c))
-				return false;
-		for (uint32_t c = 0; c < bits.mesh->nattributes; c++)
-			if (bits.attribute(a, c) != bits.attribute(b, c))
-				return false;
-		return true;
-	}
-};
-
-}								/* namespace */
 
 extern "C" GeoaccStatus
 geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result)
@@ -458,9 +514,29 @@ geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result)
 		check_mesh(*mesh);
 
 		const uint32_t k = mesh->nattributes;
-		const VertexBits bits{mesh};
-		std::unordered_map<uint32_t, uint32_t, VertexHash, VertexEqual> index(
-			(size_t) mesh->nvertices, VertexHash{bits}, VertexEqual{bits});
+		/* a vertex's hash from its position's and attributes' bits (-0 made +0) */
+		auto		vertex_hash = [&](uint32_t v) {
+			uint64_t	h = 0x9e3779b97f4a7c15ull;
+
+			for (int c = 0; c < 3; c++)
+				h = hash_step(h, coordinate_bits(mesh->positions[(size_t) v * 3 + c]));
+			for (uint32_t c = 0; c < k; c++)
+				h = hash_step(h, attribute_bits(mesh->attributes[(size_t) v * k + c]));
+			return hash_end(h);
+		};
+		auto		vertex_equal = [&](uint32_t a, uint32_t b) {
+			for (int c = 0; c < 3; c++)
+				if (coordinate_bits(mesh->positions[(size_t) a * 3 + c])
+					!= coordinate_bits(mesh->positions[(size_t) b * 3 + c]))
+					return false;
+			for (uint32_t c = 0; c < k; c++)
+				if (attribute_bits(mesh->attributes[(size_t) a * k + c])
+					!= attribute_bits(mesh->attributes[(size_t) b * k + c]))
+					return false;
+			return true;
+		};
+		VertexIndex index(mesh->nvertices);
+		std::vector<uint32_t> first;	/* the input vertex each output vertex stands for */
 		std::vector<uint32_t> remap(mesh->nvertices);
 		std::vector<double> positions;
 		std::vector<float> attributes;
@@ -468,17 +544,21 @@ geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result)
 
 		for (uint32_t v = 0; v < mesh->nvertices; v++)
 		{
-			auto		found = index.emplace(v, (uint32_t) (positions.size() / 3));
+			const uint32_t id = index.find_or_add(
+				vertex_hash(v), (uint32_t) first.size(),
+				[&](uint32_t w) { return vertex_equal(v, first[w]); },
+				[&](uint32_t w) { return vertex_hash(first[w]); });
 
-			if (found.second)
+			if (id == first.size())
 			{
+				first.push_back(v);
 				positions.insert(positions.end(), mesh->positions + (size_t) v * 3,
 								 mesh->positions + (size_t) v * 3 + 3);
 				if (k > 0)
 					attributes.insert(attributes.end(), mesh->attributes + (size_t) v * k,
 									  mesh->attributes + (size_t) v * k + k);
 			}
-			remap[v] = found.first->second;
+			remap[v] = id;
 			if ((v & 0xfffff) == 0xfffff)
 				check_interrupt();
 		}

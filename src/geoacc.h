@@ -395,18 +395,26 @@ bool		GeoaccSridIsGeographic(int32 srid);
  */
 void		GeoaccNoticeIfGeographic(int32 srid, const char *function);
 
-/* The triangles of a mesh geometry, corner by corner (palloc'd, ntriangles * 9 doubles). */
+/*
+ * The triangles of a mesh geometry: triangle t's three corners are the 9
+ * doubles at corners + t * stride, in the geometry value itself (its
+ * patches, read in place) or in `copy` (palloc'd, stride 9) when they
+ * could not be read in place.
+ */
 typedef struct GeoaccTriangles
 {
 	int32		srid;
 	uint32		ntriangles;
-	double	   *corners;
+	const double *corners;
+	Size		stride;
+	double	   *copy;
 } GeoaccTriangles;
 
 /*
  * Read a TIN Z, or a POLYHEDRALSURFACE Z whose patches are triangles (rings
  * of four points, the first repeated last); anything else, M values and
- * non-finite coordinates raise an ERROR naming `what`.
+ * non-finite coordinates raise an ERROR naming `what`.  The corners stay
+ * valid as long as the geometry value.
  */
 void		GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, const char *what);
 

@@ -547,6 +547,70 @@ ReadU32(const uint8 *p, const uint8 *end, const char *what)
 	return v;
 }
 
+/*
+ * Check patch i of a mesh at *p (a TRIANGLE, or a POLYGON of one ring of
+ * four points, closed and finite) and return its coordinates; *p moves to
+ * the next patch.
+ */
+static const uint8 *
+ReadTrianglePatch(const uint8 **p, const uint8 *end, uint32 i, const char *what)
+{
+	uint32		subtype = ReadU32(*p, end, what);
+	uint32		nrings = 1;
+	uint32		npoints;
+	const uint8 *coords;
+
+	if (subtype == GEOACC_TRIANGLETYPE)
+	{
+		npoints = ReadU32(*p + 4, end, what);
+		coords = *p + 8;
+	}
+	else if (subtype == GEOACC_POLYGONTYPE)
+	{
+		nrings = ReadU32(*p + 4, end, what);
+		npoints = nrings > 0 ? ReadU32(*p + 8, end, what) : 0;
+		/* ring sizes, padded to a multiple of 8 bytes */
+		coords = *p + 8 + 4 * (Size) nrings + (nrings % 2 ? 4 : 0);
+		for (uint32 r = 1; r < nrings; r++)
+			npoints += ReadU32(*p + 8 + 4 * r, end, what);
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patch %u of %s is a %s", i + 1, what, GeoaccGeometryTypeName(subtype))));
+	if (coords + (Size) npoints * 3 * sizeof(double) > end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	if (nrings != 1 || npoints != 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patch %u of %s is not a triangle", i + 1, what),
+				 nrings == 1 ? errdetail("Its ring has %u points; a triangle's has 4, the first repeated last.",
+										 npoints)
+				 : errdetail("It has %u rings.", nrings),
+				 errhint("Triangulate the surface first, for example with ST_Tesselate().")));
+	for (int k = 0; k < 4; k++)
+		for (int d = 0; d < 3; d++)
+		{
+			double		v;
+
+			memcpy(&v, coords + (k * 3 + d) * sizeof(double), sizeof(double));
+			if (!isfinite(v))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s has a non-finite coordinate", what),
+						 errdetail("Patch %u, point %d has %c = %g.", i + 1, k + 1, "XYZ"[d], v)));
+		}
+	if (memcmp(coords, coords + 9 * sizeof(double), 3 * sizeof(double)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patch %u of %s is not closed", i + 1, what),
+				 errdetail("Its last point differs from its first.")));
+	*p = coords + (Size) npoints * 3 * sizeof(double);
+	return coords;
+}
+
 void
 GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, const char *what)
 {
@@ -554,6 +618,9 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 	uint32		type;
 	uint32		npatches;
 	const uint8 *p;
+	const uint8 *first = NULL;
+	Size		step = 0;
+	bool		in_place = true;
 
 	ReadHeader(geom, &h);
 	type = ReadU32(h.body, h.end, what);
@@ -580,65 +647,40 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 				 errmsg("%s: geometry value is truncated", what)));
 	out->srid = h.srid;
 	out->ntriangles = npatches;
-	out->corners = palloc_extended((Size) npatches * 9 * sizeof(double) + 1, MCXT_ALLOC_HUGE);
+	out->corners = NULL;
+	out->stride = 9;
+	out->copy = NULL;
+
+	/*
+	 * Check every patch.  Patches of one kind lie at equal steps, so the
+	 * corners are read in place where the coordinates are aligned (a value
+	 * detoasted or in a table is); otherwise they are copied.
+	 */
 	p = h.body + 8;
 	for (uint32 i = 0; i < npatches; i++)
 	{
-		uint32		subtype = ReadU32(p, h.end, what);
-		uint32		nrings = 1;
-		uint32		npoints;
-		const uint8 *coords;
+		const uint8 *coords = ReadTrianglePatch(&p, h.end, i, what);
 
-		if (subtype == GEOACC_TRIANGLETYPE)
-		{
-			npoints = ReadU32(p + 4, h.end, what);
-			coords = p + 8;
-		}
-		else if (subtype == GEOACC_POLYGONTYPE)
-		{
-			nrings = ReadU32(p + 4, h.end, what);
-			npoints = nrings > 0 ? ReadU32(p + 8, h.end, what) : 0;
-			/* ring sizes, padded to a multiple of 8 bytes */
-			coords = p + 8 + 4 * (Size) nrings + (nrings % 2 ? 4 : 0);
-			for (uint32 r = 1; r < nrings; r++)
-				npoints += ReadU32(p + 8 + 4 * r, h.end, what);
-		}
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("patch %u of %s is a %s", i + 1, what, GeoaccGeometryTypeName(subtype))));
-		if (coords + (Size) npoints * 3 * sizeof(double) > h.end)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("%s: geometry value is truncated", what)));
-		if (nrings != 1 || npoints != 4)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("patch %u of %s is not a triangle", i + 1, what),
-					 nrings == 1 ? errdetail("Its ring has %u points; a triangle's has 4, the first repeated last.",
-											 npoints)
-					 : errdetail("It has %u rings.", nrings),
-					 errhint("Triangulate the surface first, for example with ST_Tesselate().")));
-		for (int k = 0; k < 4; k++)
-			for (int d = 0; d < 3; d++)
-			{
-				double		v;
-
-				memcpy(&v, coords + (k * 3 + d) * sizeof(double), sizeof(double));
-				if (!isfinite(v))
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("%s has a non-finite coordinate", what),
-							 errdetail("Patch %u, point %d has %c = %g.", i + 1, k + 1, "XYZ"[d], v)));
-			}
-		if (memcmp(coords, coords + 9 * sizeof(double), 3 * sizeof(double)) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("patch %u of %s is not closed", i + 1, what),
-					 errdetail("Its last point differs from its first.")));
-		memcpy(out->corners + (Size) i * 9, coords, 9 * sizeof(double));
-		p = coords + (Size) npoints * 3 * sizeof(double);
+		if (i == 0)
+			first = coords;
+		else if (i == 1)
+			step = coords - first;
+		else if ((Size) (coords - first) != (Size) i * step)
+			in_place = false;
 	}
+	if (npatches == 0)
+		return;
+	if (in_place && (uintptr_t) first % sizeof(double) == 0 && step % sizeof(double) == 0)
+	{
+		out->corners = (const double *) first;
+		out->stride = npatches > 1 ? step / sizeof(double) : 9;
+		return;
+	}
+	out->copy = palloc_extended((Size) npatches * 9 * sizeof(double), MCXT_ALLOC_HUGE);
+	p = h.body + 8;
+	for (uint32 i = 0; i < npatches; i++)
+		memcpy(out->copy + (Size) i * 9, ReadTrianglePatch(&p, h.end, i, what), 9 * sizeof(double));
+	out->corners = out->copy;
 }
 
 /*
@@ -675,21 +717,26 @@ GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntr
 	if (with_box)
 	{
 		float	   *box = (float *) p;
+		double		lo[3],
+					hi[3];
 
+		/* over the corners, not the positions: a PLY file may hold vertices no face uses */
+		for (int d = 0; d < 3; d++)
+			lo[d] = hi[d] = positions[(Size) triangles[0] * 3 + d];
+		for (Size i = 1; i < (Size) ntriangles * 3; i++)
+		{
+			const double *v = positions + (Size) triangles[i] * 3;
+
+			for (int d = 0; d < 3; d++)
+			{
+				lo[d] = lo[d] < v[d] ? lo[d] : v[d];
+				hi[d] = hi[d] > v[d] ? hi[d] : v[d];
+			}
+		}
 		for (int d = 0; d < 3; d++)
 		{
-			double		lo = positions[(Size) triangles[0] * 3 + d],
-						hi = lo;
-
-			for (Size i = 1; i < (Size) ntriangles * 3; i++)
-			{
-				double		v = positions[(Size) triangles[i] * 3 + d];
-
-				lo = lo < v ? lo : v;
-				hi = hi > v ? hi : v;
-			}
-			box[2 * d] = FloatDown(lo);
-			box[2 * d + 1] = FloatUp(hi);
+			box[2 * d] = FloatDown(lo[d]);
+			box[2 * d + 1] = FloatUp(hi[d]);
 		}
 		p += box_bytes;
 	}

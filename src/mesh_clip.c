@@ -59,6 +59,58 @@ MeshResultInContext(void)
 	return &owner->result;
 }
 
+/*
+ * Where the time of one call went, reported at DEBUG1: reading the argument
+ * out of its TOAST storage, decoding and welding it, the core (upload,
+ * kernels and download on the GPU), and making the result values.  Writing
+ * the result into a table (its TOAST compression included) comes after the
+ * call and is not here.
+ */
+typedef struct ClipProfile
+{
+	instr_time	lap;
+	double		detoast_ms;
+	double		read_ms;
+	double		clip_ms;
+	double		output_ms;
+	GeoaccDevice device;
+	GeoaccMeshClipTiming core;
+	uint32		ntriangles;
+	uint32		nboxes;
+	uint64		triangles_out;
+} ClipProfile;
+
+static void
+ProfileStart(ClipProfile *prof)
+{
+	memset(prof, 0, sizeof(*prof));
+	INSTR_TIME_SET_CURRENT(prof->lap);
+}
+
+/* Add the time since the last lap to *stage and start the next lap. */
+static void
+ProfileLap(ClipProfile *prof, double *stage)
+{
+	instr_time	now;
+	instr_time	elapsed;
+
+	INSTR_TIME_SET_CURRENT(now);
+	elapsed = now;
+	INSTR_TIME_SUBTRACT(elapsed, prof->lap);
+	*stage += INSTR_TIME_GET_MILLISEC(elapsed);
+	prof->lap = now;
+}
+
+static void
+ProfileReport(const ClipProfile *prof, const char *function)
+{
+	elog(DEBUG1, "%s: %u triangles x %u boxes on the %s, " UINT64_FORMAT " triangles out; detoast %.1f ms, "
+		 "read %.1f ms, clip %.1f ms (upload %.1f, kernels %.1f, download %.1f), output %.1f ms",
+		 function, prof->ntriangles, prof->nboxes, prof->device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 prof->triangles_out, prof->detoast_ms, prof->read_ms, prof->clip_ms, prof->core.upload_ms,
+		 prof->core.kernel_ms, prof->core.download_ms, prof->output_ms);
+}
+
 /* A box3d argument as the core's box, checked (`what` names it in messages). */
 static GeoaccBox
 BoxFromBox3D(const Box3D *b, const char *what)
@@ -98,8 +150,9 @@ MeshFromGeometry(const struct varlena *geom, int32 *srid)
 	GeoaccMesh	mesh;
 
 	GeoaccTrianglesFromGeometry(geom, &tris, "mesh");
-	GeoaccCheck(geoacc_mesh_weld(tris.corners, tris.ntriangles, welded));
-	pfree(tris.corners);
+	GeoaccCheck(geoacc_mesh_weld(tris.corners, tris.ntriangles, tris.stride, welded));
+	if (tris.copy != NULL)
+		pfree(tris.copy);
 	*srid = tris.srid;
 	memset(&mesh, 0, sizeof(mesh));
 	mesh.nvertices = welded->nvertices;
@@ -109,9 +162,12 @@ MeshFromGeometry(const struct varlena *geom, int32 *srid)
 	return mesh;
 }
 
-/* Clip on the chosen device; results[] live (and are freed) with CurrentMemoryContext. */
+/*
+ * Clip on the chosen device; results[] live (and are freed) with
+ * CurrentMemoryContext.  The device and the core's timing go into *prof.
+ */
 static GeoaccMeshResult **
-ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes)
+ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProfile *prof)
 {
 	GeoaccMeshResult *raw = palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1));
 	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
@@ -123,14 +179,20 @@ ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes)
 		owned[b] = MeshResultInContext();
 	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles * nboxes);
 	GeoaccCallReserve(&call, geoacc_mesh_clip_need(mesh));
-	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL);
+	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, &prof->core);
 	/* a failed call leaves no result behind: under auto the CPU can start afresh */
 	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, NULL);
+		status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, &prof->core);
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
+	prof->device = call.device;
+	prof->ntriangles = mesh->ntriangles;
+	prof->nboxes = nboxes;
 	for (uint32 b = 0; b < nboxes; b++)
+	{
 		*owned[b] = raw[b];
+		prof->triangles_out += raw[b].ntriangles;
+	}
 	pfree(raw);
 	return owned;
 }
@@ -143,12 +205,26 @@ PG_FUNCTION_INFO_V1(gpu_mesh_clip);
 Datum
 gpu_mesh_clip(PG_FUNCTION_ARGS)
 {
+	ClipProfile prof;
+	struct varlena *geom;
 	int32		srid;
-	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
-	GeoaccBox	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
-	GeoaccMeshResult *r = ClipMesh(&mesh, &box, 1)[0];
+	GeoaccMesh	mesh;
+	GeoaccBox	box;
+	GeoaccMeshResult *r;
+	Datum		result;
 
-	PG_RETURN_DATUM(GeoaccTinToGeometry(r->positions, r->triangles, r->ntriangles, srid));
+	ProfileStart(&prof);
+	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	ProfileLap(&prof, &prof.detoast_ms);
+	mesh = MeshFromGeometry(geom, &srid);
+	ProfileLap(&prof, &prof.read_ms);
+	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	r = ClipMesh(&mesh, &box, 1, &prof)[0];
+	ProfileLap(&prof, &prof.clip_ms);
+	result = GeoaccTinToGeometry(r->positions, r->triangles, r->ntriangles, srid);
+	ProfileLap(&prof, &prof.output_ms);
+	ProfileReport(&prof, "gpu_mesh_clip");
+	PG_RETURN_DATUM(result);
 }
 
 /* The boxes of a box3d[] argument, in array order; NULL elements raise an ERROR. */
@@ -193,6 +269,8 @@ Datum
 gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ClipProfile prof;
+	struct varlena *geom;
 	int32		srid;
 	GeoaccMesh	mesh;
 	GeoaccBox  *boxes;
@@ -201,8 +279,13 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
-	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
-	results = ClipMesh(&mesh, boxes, nboxes);
+	ProfileStart(&prof);
+	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	ProfileLap(&prof, &prof.detoast_ms);
+	mesh = MeshFromGeometry(geom, &srid);
+	ProfileLap(&prof, &prof.read_ms);
+	results = ClipMesh(&mesh, boxes, nboxes, &prof);
+	ProfileLap(&prof, &prof.clip_ms);
 	for (int b = 0; b < nboxes; b++)
 	{
 		Datum		values[2];
@@ -215,6 +298,8 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[1]));
 		geoacc_mesh_result_free(results[b]);
 	}
+	ProfileLap(&prof, &prof.output_ms);
+	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_NULL();
 }
 
@@ -347,12 +432,26 @@ PG_FUNCTION_INFO_V1(gpu_mesh_clip_ply);
 Datum
 gpu_mesh_clip_ply(PG_FUNCTION_ARGS)
 {
+	ClipProfile prof;
+	bytea	   *ply;
 	uint32		layout;
-	GeoaccMesh	mesh = ClippableMeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
-	GeoaccBox	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
-	GeoaccMesh	clipped = MeshView(ClipMesh(&mesh, &box, 1)[0]);
+	GeoaccMesh	mesh;
+	GeoaccBox	box;
+	GeoaccMesh	clipped;
+	bytea	   *result;
 
-	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout));
+	ProfileStart(&prof);
+	ply = PG_GETARG_BYTEA_PP(0);
+	ProfileLap(&prof, &prof.detoast_ms);
+	mesh = ClippableMeshFromPly(ply, &layout);
+	ProfileLap(&prof, &prof.read_ms);
+	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	clipped = MeshView(ClipMesh(&mesh, &box, 1, &prof)[0]);
+	ProfileLap(&prof, &prof.clip_ms);
+	result = MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout);
+	ProfileLap(&prof, &prof.output_ms);
+	ProfileReport(&prof, "gpu_mesh_clip");
+	PG_RETURN_BYTEA_P(result);
 }
 
 /*
@@ -364,6 +463,8 @@ Datum
 gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ClipProfile prof;
+	bytea	   *ply;
 	uint32		layout;
 	GeoaccMesh	mesh;
 	GeoaccBox  *boxes;
@@ -372,8 +473,13 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
-	mesh = ClippableMeshFromPly(PG_GETARG_BYTEA_PP(0), &layout);
-	results = ClipMesh(&mesh, boxes, nboxes);
+	ProfileStart(&prof);
+	ply = PG_GETARG_BYTEA_PP(0);
+	ProfileLap(&prof, &prof.detoast_ms);
+	mesh = ClippableMeshFromPly(ply, &layout);
+	ProfileLap(&prof, &prof.read_ms);
+	results = ClipMesh(&mesh, boxes, nboxes, &prof);
+	ProfileLap(&prof, &prof.clip_ms);
 	for (int b = 0; b < nboxes; b++)
 	{
 		GeoaccMesh	clipped = MeshView(results[b]);
@@ -386,6 +492,8 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[1]));
 		geoacc_mesh_result_free(results[b]);
 	}
+	ProfileLap(&prof, &prof.output_ms);
+	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_NULL();
 }
 

@@ -477,7 +477,7 @@ weld_results(const std::vector<Clipped> &tiles)
 	GeoaccMeshResult w{};
 	Mesh		m;
 
-	CHECK_OK(geoacc_mesh_weld(corners.data(), n, &w));
+	CHECK_OK(geoacc_mesh_weld(corners.data(), n, 9, &w));
 	m.positions.assign(w.positions, w.positions + (size_t) w.nvertices * 3);
 	m.triangles.assign(w.triangles, w.triangles + (size_t) w.ntriangles * 3);
 	geoacc_mesh_result_free(&w);
@@ -812,7 +812,7 @@ TEST(mesh_clip_bad_input)
 	/* welding */
 	double		corners[9] = {0, 0, 0, 1, 0, 0, 0, NAN, 0};
 
-	CHECK(geoacc_mesh_weld(corners, 1, &r) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_mesh_weld(corners, 1, 9, &r) == GEOACC_ERR_INVALID_ARGUMENT);
 	CHECK(strstr(geoacc_status_message(), "corner 3 of triangle 1 has a non-finite coordinate: y") != nullptr);
 }
 
@@ -1062,7 +1062,7 @@ piece(const Mesh &m, uint32_t first, uint32_t last)
 		for (int i = 0; i < 3; i++)
 			corners.insert(corners.end(), &m.positions[(size_t) m.triangles[f * 3 + i] * 3],
 						   &m.positions[(size_t) m.triangles[f * 3 + i] * 3] + 3);
-	CHECK_OK(geoacc_mesh_weld(corners.data(), last - first, &w));
+	CHECK_OK(geoacc_mesh_weld(corners.data(), last - first, 9, &w));
 	p.positions.assign(w.positions, w.positions + (size_t) w.nvertices * 3);
 	p.triangles.assign(w.triangles, w.triangles + (size_t) w.ntriangles * 3);
 	geoacc_mesh_result_free(&w);
@@ -1224,6 +1224,87 @@ interrupt_after_polls()
 }
 
 }								/* namespace */
+
+/*
+ * Welding against a plain reference (an ordered map from the coordinates'
+ * bits, -0 made +0, to the first corner's vertex): the real b9 scan as a
+ * triangle soup, and seeded soups drawn from few points (many corners
+ * meet, -0 and +0 among them) and from distinct points (the index grows
+ * past its first size); packed, and in place from records of 13 doubles
+ * whose other 4 are NaN.
+ */
+TEST(mesh_clip_weld_against_reference)
+{
+	Mesh		b9 = real_mesh("b9_mesh");
+	std::vector<std::vector<double>> soups;
+
+	soups.emplace_back();
+	for (uint32_t c : b9.triangles)
+		soups.back().insert(soups.back().end(), &b9.positions[(size_t) c * 3], &b9.positions[(size_t) c * 3] + 3);
+	for (int round = 0; round < 3; round++)
+	{
+		std::uniform_int_distribution<int> pick(-3, 3);
+		const size_t ntriangles = round == 0 ? 1 : round == 1 ? 1000 : 200000;
+
+		soups.emplace_back();
+		for (size_t i = 0; i < ntriangles * 9; i++)
+		{
+			int			v = pick(core_test::rng());
+
+			soups.back().push_back(v == 0 && i % 2 ? -0.0 : v * 0.25 + (i % 3) * 1e-3 * (i % 7));
+		}
+	}
+	soups.emplace_back();
+	for (size_t i = 0; i < 30000 * 9; i++)
+		soups.back().push_back(std::uniform_real_distribution<double>(-1e6, 1e6)(core_test::rng()));
+	for (const std::vector<double> &soup : soups)
+	{
+		const uint32_t n = (uint32_t) (soup.size() / 9);
+		std::map<std::vector<uint64_t>, uint32_t> seen;
+		std::vector<double> want_positions;
+		std::vector<uint32_t> want_triangles;
+
+		for (size_t c = 0; c < (size_t) n * 3; c++)
+		{
+			std::vector<uint64_t> key(3);
+
+			for (int d = 0; d < 3; d++)
+			{
+				double		x = soup[c * 3 + d] + 0.0;
+
+				memcpy(&key[d], &x, sizeof(x));
+			}
+			auto		found = seen.emplace(key, (uint32_t) seen.size());
+
+			if (found.second)
+				want_positions.insert(want_positions.end(), &soup[c * 3], &soup[c * 3] + 3);
+			want_triangles.push_back(found.first->second);
+		}
+
+		std::vector<double> records((size_t) n * 13, NAN);
+
+		for (uint32_t t = 0; t < n; t++)
+			memcpy(&records[(size_t) t * 13], &soup[(size_t) t * 9], 9 * sizeof(double));
+		for (size_t stride : {(size_t) 9, (size_t) 13})
+		{
+			GeoaccMeshResult w{};
+
+			CHECK_OK(geoacc_mesh_weld(stride == 9 ? soup.data() : records.data(), n, stride, &w));
+			CHECK(w.ntriangles == n && w.nvertices == want_positions.size() / 3);
+			CHECK(w.nvertices > 0
+				  && memcmp(w.positions, want_positions.data(), want_positions.size() * sizeof(double)) == 0);
+			CHECK(memcmp(w.triangles, want_triangles.data(), want_triangles.size() * sizeof(uint32_t)) == 0);
+			geoacc_mesh_result_free(&w);
+		}
+	}
+
+	GeoaccMeshResult w{};
+	double		one[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+
+	CHECK(geoacc_mesh_weld(one, 1, 8, &w) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK_OK(geoacc_mesh_weld(nullptr, 0, 9, &w));
+	CHECK(w.nvertices == 0 && w.ntriangles == 0 && w.triangles == nullptr);
+}
 
 TEST(mesh_clip_cpu_stops_on_interrupt)
 {
