@@ -5,9 +5,10 @@
 
 \echo Use "ALTER EXTENSION geoacc UPDATE TO '0.2.0'" to load this file. \quit
 
--- new OUT columns: geoacc_devices() in_use; geoacc_status() gpu_device, pid
+-- new OUT columns: geoacc_devices() in_use; geoacc_status() gpu_device, pid; geoacc_stats() waits, wait_ms
 DROP FUNCTION geoacc_devices();
 DROP FUNCTION geoacc_status();
+DROP FUNCTION geoacc_stats();
 
 -- gpu_density_raster: the state is geoacc_density_state instead of internal (no serial functions); the
 -- 0.2.0 script makes the aggregates again, with the extent as box2d or geometry, mode and weight
