@@ -70,7 +70,7 @@ CREATE OR REPLACE FUNCTION geoacc_backends(
 COMMENT ON FUNCTION geoacc_backends() IS
 	'every backend of this server that has made a geoacc call or holds GPU memory budget (needs geoacc in shared_preload_libraries): its process id, the CUDA ordinal of the GPU it uses, its calls, items and milliseconds on the GPU and on the CPU, its fallbacks to the CPU, its waits for the memory budget, what it holds of the budget now, and its last call';
 
-CREATE FUNCTION geoacc_gpu_budget(
+CREATE OR REPLACE FUNCTION geoacc_gpu_budget(
 	OUT gpu_device int,
 	OUT device_memory bigint,
 	OUT gpu_memory_total bigint,

@@ -5,7 +5,8 @@
 
 \echo Use "ALTER EXTENSION geoacc UPDATE TO '0.2.0'" to load this file. \quit
 
--- new OUT columns: geoacc_devices() in_use; geoacc_status() gpu_device, pid; geoacc_stats() waits, wait_ms
+-- new OUT columns: geoacc_devices() in_use; geoacc_status() gpu_device, pid, gpu_memory_total,
+-- gpu_memory_reserved; geoacc_stats() waits, wait_ms
 DROP FUNCTION geoacc_devices();
 DROP FUNCTION geoacc_status();
 DROP FUNCTION geoacc_stats();
