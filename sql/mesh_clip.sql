@@ -130,5 +130,8 @@ SELECT * FROM cube, gpu_mesh_clip(c, ARRAY['BOX3D(0 0 0, 1 1 1)'::box3d,
 	ST_3DMakeBox(ST_MakePoint(0, 1, 0), ST_MakePoint(1, 0, 1))]);
 SELECT * FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 0, 1);
 SELECT * FROM geoacc_tile_grid(ST_3DMakeBox(ST_MakePoint(0, 0, 1), ST_MakePoint(1, 1, 0)), 2, 2);
+SELECT count(*) FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 10001, 10001);
+-- more tiles than 64 bits count
+SELECT count(*) FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 65535, 2147483647, 2147483647);
 
 DROP FUNCTION mesh_terrain(int, float8, int), z(float8, float8);

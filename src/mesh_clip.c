@@ -326,12 +326,17 @@ geoacc_tile_grid(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("n%c must be at least 1", "xyz"[d]),
 					 errdetail("n%c is %d.", "xyz"[d], n[d])));
-	count = (int64) n[0] * n[1] * n[2];
-	if (count > 100000000)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a grid of " INT64_FORMAT " tiles is too large", count),
-				 errhint("Ask for at most 100,000,000 tiles.")));
+	/* axis by axis: three int32 factors can overflow an int64 (the fuzz harness found it) */
+	count = 1;
+	for (int d = 0; d < 3; d++)
+	{
+		count *= n[d];
+		if (count > 100000000)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a grid of %.0f tiles is too large", (double) n[0] * n[1] * n[2]),
+					 errhint("Ask for at most 100,000,000 tiles.")));
+	}
 	InitMaterializedSRF(fcinfo, 0);
 	tiles = palloc_extended(sizeof(GeoaccBox) * count, MCXT_ALLOC_HUGE);
 	GeoaccCheck(geoacc_grid_tiles(&e, n[0], n[1], n[2], tiles));
