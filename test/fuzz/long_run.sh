@@ -1,7 +1,7 @@
 #!/bin/bash
 # The long fuzz run: test/fuzz/fuzz.py over every function family with one seed, 100,000 cases for each
-# family that costs about 10 ms a case or less, 10,000 for the costlier ones (about 90 minutes on one core
-# of a busy machine), on the CPU path unless SETTINGS says otherwise; nice'd, logged.
+# family that costs about 10 ms a case or less, 10,000 for the costlier ones (100 minutes on one core of a
+# busy two-core machine), on the CPU path unless SETTINGS says otherwise; nice'd, logged.
 #
 #   test/fuzz/long_run.sh [SEED]        PG* environment variables name the server; the database
 #                                       FUZZ_DB (default geoacc_fuzz_long) is made afresh
