@@ -1106,10 +1106,10 @@ TEST(twed_device_need)
 TEST(twed_gpu_within_its_device_need)
 {
 	REQUIRE_GPU();
-	/* long pairs of more cells than one warp takes */
+	/* a few pairs: long pairs from 2^16 cells on */
 	Set			set = random_set(2, 300, 1, 400);
-	Set			long_a = random_set(2, 2, 6000, 9000);
-	Set			long_b = random_set(2, 1, 7000, 7000);
+	Set			long_a = random_set(2, 2, 1500, 2500);
+	Set			long_b = random_set(2, 1, 2000, 2000);
 
 	CHECK_OK(geoacc_gpu_init());
 	for (bool float32 : {false, true})
