@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 namespace geoacc
 {
@@ -750,16 +751,20 @@ public:
 
 		for (HostVector<GeoaccJoinRow> &piece : pieces)
 		{
-			const size_t middle = rows.size();
-
-			if (middle == 0)
+			if (rows.empty())
 			{
 				rows.swap(piece);
 				continue;
 			}
-			rows.insert(rows.end(), piece.begin(), piece.end());
-			if (middle > first)
-				std::inplace_merge(rows.begin() + first, rows.begin() + middle, rows.end(), join_row_less);
+
+			/* into fresh memory of huge pages, rather than inplace_merge's own buffer of small ones */
+			HostVector<GeoaccJoinRow> merged;
+
+			merged.reserve(rows.size() + piece.size());
+			merged.insert(merged.end(), rows.begin(), rows.begin() + first);
+			std::merge(rows.begin() + first, rows.end(), piece.begin(), piece.end(), std::back_inserter(merged),
+					   join_row_less);
+			rows.swap(merged);
 		}
 		stats.output_ms += now_ms() - start;
 		stats.rows += rows.size() - first;
