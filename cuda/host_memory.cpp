@@ -5,6 +5,7 @@
  */
 #include "host_memory.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include <sys/mman.h>
@@ -13,6 +14,7 @@ namespace geoacc
 {
 
 constexpr size_t HUGE_PAGE = 2u << 20;
+constexpr size_t PAGE = 4096;
 
 void *
 huge_page_allocate(size_t bytes)
@@ -23,11 +25,24 @@ huge_page_allocate(size_t bytes)
 		p = std::malloc(bytes);
 	else
 	{
-		p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
+		/* mapped at a huge page's boundary, so that huge pages cover all of it: a larger map, its ends unmapped */
+		const size_t mapped = (bytes + PAGE - 1) / PAGE * PAGE;
+		char	   *raw = static_cast<char *>(mmap(nullptr, mapped + HUGE_PAGE, PROT_READ | PROT_WRITE,
+												   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+
+		if (raw == MAP_FAILED)
 			p = nullptr;
 		else
-			madvise(p, bytes, MADV_HUGEPAGE);	/* a hint: refused, it changes nothing */
+		{
+			char	   *start = raw + (HUGE_PAGE - reinterpret_cast<uintptr_t>(raw) % HUGE_PAGE) % HUGE_PAGE;
+
+			if (start > raw)
+				munmap(raw, start - raw);
+			if (raw + HUGE_PAGE > start)
+				munmap(start + mapped, raw + HUGE_PAGE - start);
+			madvise(start, mapped, MADV_HUGEPAGE);	/* a hint: refused, it changes nothing */
+			p = start;
+		}
 	}
 	if (p == nullptr && bytes > 0)
 		fail(GEOACC_ERR_HOST_MEMORY, "out of host memory: %zu bytes", bytes);

@@ -292,7 +292,7 @@ empty_shape()
 {
 	SegmentShape shape;
 
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 2; k++)
 	{
 		shape.lo[k] = std::numeric_limits<double>::infinity();
 		shape.hi[k] = -std::numeric_limits<double>::infinity();
@@ -306,9 +306,9 @@ empty_shape()
 static double
 shape_add(SegmentShape &shape, const JoinSegment &s)
 {
-	double		ext[3];
+	double		ext[2];
 
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 2; k++)
 	{
 		const double lo = join_min(s.p0[k], s.p1[k]);
 		const double hi = join_max(s.p0[k], s.p1[k]);
@@ -378,42 +378,30 @@ segment_shape(const JoinSegment *s, size_t n)
 	return shape;
 }
 
-/* The stride of the planning sample of n entries (at most about 65,536 of them). */
-static size_t
-sample_stride(size_t n)
-{
-	return std::max<size_t>(1, n / 65536);
-}
+/* Entries of the planning sample at most. */
+constexpr size_t PLAN_SAMPLE = 16384;
 
 /*
- * The quantiles LAYER_QUANTILES of value(e[i]) over the entries at a fixed
- * stride: the same plan on every device.  `sample` is room for the values,
- * reused from one call to the next.
+ * The quantiles LAYER_QUANTILES of sample[0..n), which they reorder: each
+ * rank's value as a full sort would place it, found above the rank before
+ * (the ranks ascend).
  */
-template <class Value>
 static void
-sampled_quantiles(const JoinSegment *e, size_t n, Value value, std::vector<double> &sample, double *out)
+quantiles(double *sample, size_t n, double *out)
 {
-	const size_t stride = sample_stride(n);
-
-	sample.clear();
-	for (size_t i = 0; i < n; i += stride)
-		sample.push_back(value(e[i]));
-
-	/* each rank's value as a full sort would place it, found above the rank before (the ranks ascend) */
-	auto		from = sample.begin();
+	double	   *from = sample;
 
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)
 	{
-		if (sample.empty())
+		if (n == 0)
 		{
 			out[l] = INFINITY;
 			continue;
 		}
 
-		const auto	at = sample.begin() + (ptrdiff_t) ((double) (sample.size() - 1) * LAYER_QUANTILES[l]);
+		double	   *at = sample + (size_t) ((double) (n - 1) * LAYER_QUANTILES[l]);
 
-		std::nth_element(from, at, sample.end());
+		std::nth_element(from, at, sample + n);
 		out[l] = *at;
 		from = at;
 	}
@@ -451,17 +439,28 @@ plan_index(GeoaccJoinMethod method, const JoinSegment *e, size_t n, const JoinPa
 		return plan;
 	}
 
-	/* the caps of the layers from quantiles of a sample, then each layer's bins over its own entries */
+	/*
+	 * The caps of the layers from quantiles of the durations (and X and Y
+	 * extents) of a sample at a fixed stride, read in one pass: the same plan
+	 * on every device.  Then each layer's bins over its own entries.
+	 */
+	const size_t stride = (n + PLAN_SAMPLE - 1) / PLAN_SAMPLE;
+	const size_t count = (n + stride - 1) / stride;
+	const bool	extents = method == GEOACC_JOIN_SPATIOTEMPORAL;
+	std::vector<double> sample(count * (extents ? 3 : 1));
 	double		caps[3][JOIN_LAYERS - 1];
-	std::vector<double> sample;
 
-	sample.reserve(n / sample_stride(n) + 1);
-	sampled_quantiles(e, n, [](const JoinSegment &s) { return s.t1 - s.t0; }, sample, caps[0]);
+	for (size_t i = 0, j = 0; i < n; i += stride, j++)
+	{
+		sample[j] = e[i].t1 - e[i].t0;
+		if (extents)
+			for (int k = 0; k < 2; k++)
+				sample[(1 + k) * count + j] = join_max(e[i].p0[k], e[i].p1[k]) - join_min(e[i].p0[k], e[i].p1[k]);
+	}
+	quantiles(sample.data(), count, caps[0]);
 	for (int k = 0; k < 2; k++)
-		if (method == GEOACC_JOIN_SPATIOTEMPORAL)
-			sampled_quantiles(e, n, [k](const JoinSegment &s) {
-				return join_max(s.p0[k], s.p1[k]) - join_min(s.p0[k], s.p1[k]);
-			}, sample, caps[1 + k]);
+		if (extents)
+			quantiles(sample.data() + (1 + k) * count, count, caps[1 + k]);
 		else
 			std::fill(caps[1 + k], caps[1 + k] + JOIN_LAYERS - 1, INFINITY);
 	for (int l = 0; l < JOIN_LAYERS - 1; l++)

@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 namespace geoacc
 {
@@ -258,19 +259,16 @@ private:
 	uint64_t	used_ = 0;
 };
 
-/* CUB's temporary storage: a part of the arena as large as the largest use asked for up front. */
+/*
+ * CUB's temporary storage: a part of the arena as large as the largest use
+ * asked for up front.  Every use is handed all of it (CUB takes what it
+ * needs, and refuses with an error where that is more), so that its size is
+ * not asked for again each time.
+ */
 struct Scratch
 {
 	void	   *data = nullptr;
 	size_t		bytes = 0;
-
-	void	   *get(size_t need, const char *what) const
-	{
-		if (need > bytes)
-			fail(GEOACC_ERR_INTERNAL, "segment join: %s needs %zu bytes of temporary storage, %zu were set aside",
-				 what, need, bytes);
-		return data;
-	}
 };
 
 size_t
@@ -328,13 +326,11 @@ sort_pairs_between(const Scratch &scratch, uint64_t *keys, uint64_t *other_keys,
 	cub::DoubleBuffer<uint64_t> k(keys, other_keys);
 	cub::DoubleBuffer<uint32_t> v(values, other_values);
 
+	size_t		bytes = scratch.bytes;
+
 	if (n == 0)
 		return values;
-
-	size_t		bytes = double_buffer_sort_temp_bytes(n, end_bit);
-
-	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.get(bytes, "a sort"), bytes, k, v, (int) n, 0, end_bit,
-													stream()));
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data, bytes, k, v, (int) n, 0, end_bit, stream()));
 	return v.Current();
 }
 
@@ -343,22 +339,19 @@ void
 sort_pairs(const Scratch &scratch, const uint64_t *keys_in, uint64_t *keys_out, const uint32_t *values_in,
 		   uint32_t *values_out, uint32_t n, int end_bit)
 {
+	size_t		bytes = scratch.bytes;
+
 	if (n == 0)
 		return;
-
-	size_t		bytes = sort_temp_bytes(n, end_bit);
-
-	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.get(bytes, "a sort"), bytes, keys_in, keys_out, values_in,
-													values_out, (int) n, 0, end_bit, stream()));
+	GEOACC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data, bytes, keys_in, keys_out, values_in, values_out,
+													(int) n, 0, end_bit, stream()));
 }
 
 /* Positions of nonzero flags into indices, their count into *d_count, without waiting. */
 void
 select_flagged_into(const Scratch &scratch, const uint8_t *flags, uint32_t n, uint32_t *indices, uint32_t *d_count)
 {
-	const size_t bytes = select_flagged_temp_bytes(n);
-
-	select_flagged_async(scratch.get(bytes, "a selection"), bytes, flags, n, indices, d_count);
+	select_flagged_async(scratch.data, scratch.bytes, flags, n, indices, d_count);
 }
 
 /* Events at points of the stream, to time the device's work between them after a wait. */
@@ -758,16 +751,20 @@ public:
 
 		for (HostVector<GeoaccJoinRow> &piece : pieces)
 		{
-			const size_t middle = rows.size();
-
-			if (middle == 0)
+			if (rows.empty())
 			{
 				rows.swap(piece);
 				continue;
 			}
-			rows.insert(rows.end(), piece.begin(), piece.end());
-			if (middle > first)
-				std::inplace_merge(rows.begin() + first, rows.begin() + middle, rows.end(), join_row_less);
+
+			/* into fresh memory of huge pages, rather than inplace_merge's own buffer of small ones */
+			HostVector<GeoaccJoinRow> merged;
+
+			merged.reserve(rows.size() + piece.size());
+			merged.insert(merged.end(), rows.begin(), rows.begin() + first);
+			std::merge(rows.begin() + first, rows.end(), piece.begin(), piece.end(), std::back_inserter(merged),
+					   join_row_less);
+			rows.swap(merged);
 		}
 		stats.output_ms += now_ms() - start;
 		stats.rows += rows.size() - first;
@@ -812,12 +809,12 @@ private:
 
 		if (spatial)
 		{
-			size_t		bytes = scan_temp_bytes(n);
+			size_t		bytes = buf_.scratch.bytes;
 
 			spatial_count_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(buf_.entries, n, plan,
 																				   buf_.cell_counts);
 			GEOACC_CUDA_CHECK_LAUNCH();
-			GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(buf_.scratch.get(bytes, "a scan"), bytes, buf_.cell_counts,
+			GEOACC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(buf_.scratch.data, bytes, buf_.cell_counts,
 														  buf_.cell_offsets, (int) n, stream()));
 			spatial_fill_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
 				buf_.entries, n, plan, buf_.cell_offsets, buf_.filed_keys, buf_.filed_entries);
@@ -871,7 +868,7 @@ private:
 	{
 		const uint64_t nslots = (uint64_t) b.nq * query_slots_;
 		DeviceCounts c;
-		size_t		sum_bytes = sum_temp_bytes(b.nq);
+		size_t		sum_bytes = buf_.scratch.bytes;
 
 		/* first pass: a fixed buffer per query; the test, the queries that overflowed, the count of candidates */
 		events_.record(0);
@@ -886,7 +883,7 @@ private:
 																					query_slots_, buf_.query_overflow);
 		GEOACC_CUDA_CHECK_LAUNCH();
 		select_flagged_into(buf_.scratch, buf_.query_overflow, b.nq, buf_.overflowed, &buf_.counts->overflowed);
-		GEOACC_CUDA_TRY(cub::DeviceReduce::Sum(buf_.scratch.get(sum_bytes, "a sum"), sum_bytes,
+		GEOACC_CUDA_TRY(cub::DeviceReduce::Sum(buf_.scratch.data, sum_bytes,
 											   WideCounts(buf_.query_counts, WidenU32()), &buf_.counts->candidates,
 											   (int) b.nq, stream()));
 		events_.record(2);

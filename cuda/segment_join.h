@@ -513,11 +513,11 @@ join_search(const LayeredIndexView<Layer> &ix, const JoinSegment *entries, const
 struct SegmentShape
 {
 	uint64_t	n = 0;
-	double		lo[3] = {0, 0, 0};
-	double		hi[3] = {0, 0, 0};
+	double		lo[2] = {0, 0};	/* in X Y: the indexes cut X and Y only */
+	double		hi[2] = {0, 0};
 	double		t_lo = 0;
 	double		t_hi = 0;
-	double		max_extent[3] = {0, 0, 0};
+	double		max_extent[2] = {0, 0};
 	double		max_duration = 0;
 	double		median_extent = 0;	/* of max(X extent, Y extent) */
 };

@@ -134,8 +134,9 @@ RowsKeep(JoinRows *t, const struct varlena *geom)
 	{
 		MemoryContext old = MemoryContextSwitchTo(t->geometries);
 
-		/* blocks double up to GEOMETRY_BLOCK: a few rows take little */
-		t->store_block = Min(Max(t->store_block * 2, 65536), GEOMETRY_BLOCK);
+		/* a few rows take a small block; more take huge pages, in blocks doubling up to GEOMETRY_BLOCK */
+		t->store_block = t->store_block == 0 ? 65536 :
+			Min(Max(t->store_block * 2, GEOACC_HUGE_PAGE), GEOMETRY_BLOCK);
 		t->store_left = Max(room, t->store_block);
 		t->store_next = HugePageRoom(t->store_left);
 		MemoryContextSwitchTo(old);
