@@ -27,8 +27,10 @@
 #           WAL); pglz against lz4 compression; statement_timeout on a long CPU clip.
 #
 # MESH_LARGE (default 32) sets the copies of b9 along x and y in the large model (3 for a quick run here).
-# Prints markdown; logs and the per-box areas go to $OUT (default /tmp/geoacc-out).  On the H200 machine
-# "checks core cgal" take about 6 minutes with the build, "sql" about 5.
+# Prints markdown; logs and the per-box areas go to $OUT (default /tmp/geoacc-out), the per-box areas and tables
+# of the core and cgal parts also to MESH_STATE (default /tmp/geoacc-mesh), where a later call finds them.  On the H200 machine run
+# it in three calls, MESH_PARTS="checks core", "cgal" and "sql" (each expected to take well under 10 minutes;
+# the first builds geoacc).
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -37,9 +39,12 @@ budget=${MESH_CGAL_BUDGET:-20}
 large=${MESH_LARGE:-32}
 big=b9x$large
 db=${BENCH_DB:-geoacc_mesh_bench}
+# the results of the core and cgal parts, kept between calls (the cgal part compares with the core's)
+state=${MESH_STATE:-/tmp/geoacc-mesh}
+mkdir -p "$state"
 work=$(mktemp -d)
 chmod 755 "$work"		# the server reads the models from here
-trap 'rm -rf "$work"' EXIT
+trap 'cp "$state"/mesh_* "$OUT"/ 2>/dev/null; rm -rf "$work"' EXIT
 status=0
 has() { [[ $parts == *" $1 "* ]]; }
 
@@ -91,12 +96,12 @@ if has core || has cgal || has sql; then
 fi
 
 if has core; then
-	rm -f "$OUT"/mesh_boxes_*.tsv
+	rm -f "$state"/mesh_boxes_*.tsv
 	echo
 	echo "## mesh_clip: core level (one core call per job; triangles x boxes per second)"
 	for m in $models; do
 		echo
-		timeout 600 $bench run "$work/$m.ply" 2e9 "$OUT/mesh_boxes_$m.tsv" | tee "$OUT/mesh_core_$m.md" \
+		timeout 600 $bench run "$work/$m.ply" 2e9 "$state/mesh_boxes_$m.tsv" | tee "$state/mesh_core_$m.md" \
 			|| { echo "(failed)"; status=1; }
 	done
 fi
@@ -109,10 +114,10 @@ if has cgal; then
 		echo "(.device/mesh.tar.xz is missing: run test/device/mesh-bundle.sh where CGAL is installed)"
 	else
 		for m in $models; do
-			[ -f "$OUT/mesh_boxes_$m.tsv" ] && sed -i '/^cgal/d' "$OUT/mesh_boxes_$m.tsv"
+			[ -f "$state/mesh_boxes_$m.tsv" ] && sed -i '/^cgal/d' "$state/mesh_boxes_$m.tsv"
 			echo
-			timeout 900 "$bundle/cgal_clip_bench" "$work/$m.ply" "$budget" "$OUT/mesh_boxes_$m.tsv" \
-				| tee "$OUT/mesh_cgal_$m.md" || { echo "(failed)"; status=1; }
+			timeout 900 "$bundle/cgal_clip_bench" "$work/$m.ply" "$budget" "$state/mesh_boxes_$m.tsv" \
+				| tee "$state/mesh_cgal_$m.md" || { echo "(failed)"; status=1; }
 		done
 		echo
 		echo "## mesh_clip: geoacc against CGAL (the same triangles and boxes)"
@@ -121,9 +126,9 @@ if has cgal; then
 			"| GPU vs CPU twin | GPU vs CGAL (near faces) | output triangles geoacc / CGAL | area: largest relative difference of a box |"
 		echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 		for m in $models; do
-			[ -f "$OUT/mesh_core_$m.md" ] && [ -f "$OUT/mesh_cgal_$m.md" ] || continue
+			[ -f "$state/mesh_core_$m.md" ] && [ -f "$state/mesh_cgal_$m.md" ] || continue
 			# table rows of both programs (markdown cells split on |) and the per-box lines
-			awk -F'|' -v model="$m" -v boxes="$OUT/mesh_boxes_$m.tsv" '
+			awk -F'|' -v model="$m" -v boxes="$state/mesh_boxes_$m.tsv" '
 				function trim(s) { gsub(/^ +| +$/, "", s); return s }
 				function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.1fx", b / a) : "-" }
 				BEGIN {
@@ -150,13 +155,13 @@ if has cgal; then
 							r = a > 0 ? d / a : d; if (r > worst) worst = r
 							if (p[1] == "cgal_near") { geo_n += tris[p[2] " " p[3]]; cgal_n += cgal_tris[k]; done++ }
 						}
-						counts = geo_n " / " cgal_n (done < nboxes[job] ? " (" done " boxes)" : "")
+						counts = geo_n " / " cgal_n (done < nboxes[job] + 0 ? " (" done " boxes)" : "")
 						split(ms[job, "near"], near, " "); split(ms[job, "whole"], whole, " ")
 						printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1e |\n", model, job, nboxes[job],
 							gpu[job], twin[job], ms[job, "whole"], ms[job, "near"], ratio(gpu[job], twin[job]),
 							ratio(gpu[job], near[1]), counts, worst
 					}
-				}' "$OUT/mesh_core_$m.md" "$OUT/mesh_cgal_$m.md"
+				}' "$state/mesh_core_$m.md" "$state/mesh_cgal_$m.md"
 		done
 	fi
 fi
