@@ -712,6 +712,8 @@ public:
 		ArenaLayout carve(arena_.data());
 
 		buf_ = lay_out(carve, z);
+		/* each stage writes only its own counts, and the host reads the block whole */
+		GEOACC_CUDA_TRY(cudaMemsetAsync(buf_.counts, 0, sizeof(DeviceCounts), stream()));
 		if (chunks_.size() == 1)
 			load_chunk(chunks_[0], stats);
 		count_device_work(stats);

@@ -182,6 +182,8 @@ twed_batch_kernel(BatchArgs<T> args)
 				if (lane == WARP - 1)
 					args.out[q] = (double) d;
 			}
+			else if (lane == 0)
+				args.out[q] = NAN;	/* a long pair, computed elsewhere: every value downloaded is written */
 			if (++y == row_end)
 			{
 				x++;
