@@ -12,7 +12,8 @@
 # never initialises CUDA).  What the core tests under the sanitizer (run.sh) do not reach, the fuzz harness
 # does: hostile and edge inputs decoded by the SQL layer, then the GPU path with geoacc.device = gpu.
 # Each backend writes its own log (%p); the summary adds up the "ERROR SUMMARY" lines of all of them and
-# fails when one reports an error or when the sanitizer followed no backend at all.
+# fails when one reports an error, or when there is no log of a backend that ran a GPU call (a run on the
+# H200 wrote a single log for the whole server: it is not shown that the backends were followed).
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 CASES=${CASES:-200}
@@ -44,6 +45,10 @@ for i in $(seq 120); do "$PGBIN/pg_isready" -q && break; sleep 1; done
 createdb geoacc_fuzz
 psql -X -q -d geoacc_fuzz -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
 	-c "SET geoacc.device = gpu" -c "SELECT gpu_usable, gpu_unusable_reason FROM geoacc_status()"
+# a backend known to have run a GPU call: the sanitizer must have followed it (its log is named by its pid)
+probe=$(psql -X -A -t -q -d geoacc_fuzz -c "SET geoacc.device = gpu" -c "SET geoacc.gpu_threshold = 0" \
+	-c "SELECT ST_NPoints(gpu_dp_simplify('LINESTRING(0 0, 1 1, 2 0, 3 1)'::geometry, 0.5))" \
+	-c "SELECT pg_backend_pid()" | tail -1)
 status=0
 timeout "${FUZZ_TIMEOUT:-1500}" python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases "$CASES" \
 	--settings "SET geoacc.device = 'gpu'" > "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
@@ -57,6 +62,8 @@ errors=$(grep -h 'ERROR SUMMARY' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | awk '
 echo "fuzz_sanitizer: memcheck followed $followed processes; ERROR SUMMARY total: $errors errors"
 grep -h -B2 -A12 'Invalid\|Leaked\|Program hit' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | head -60
 [ "$followed" -gt 0 ] || { echo "fuzz_sanitizer: FAILED: the sanitizer followed no backend"; status=1; }
+grep -q 'ERROR SUMMARY' "$OUT/fuzz_sanitizer.$probe.log" 2>/dev/null \
+	|| { echo "fuzz_sanitizer: FAILED: no sanitizer log of backend $probe, which ran a GPU call"; status=1; }
 [ "$errors" = 0 ] || { echo "fuzz_sanitizer: FAILED: memcheck reported errors"; status=1; }
 [ $status = 0 ] && echo "fuzz_sanitizer: all checks held"
 exit $status
