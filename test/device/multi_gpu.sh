@@ -237,6 +237,11 @@ q 5442 -c "SELECT nodeport, shard_name('tracks', shardid) FROM pg_dist_shard JOI
 		q "$port" -c "SELECT length(gpu_density_raster(traj, 'BOX(367000 3982000,649000 4528000)'::box2d, 4096, 4096)) FROM $shard" >/dev/null
 		echo "  $port $shard: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 	done | tee "$OUT/mg_density_shards.txt"
+# a fresh coordinator session opens fresh worker backends, each starting its own CUDA context; kept
+# connections (citus.max_cached_conns_per_worker) keep the backends, and their contexts, for the next query
+echo "  in one coordinator session, the worker connections kept between runs:"
+q 5442 -c "SET citus.max_cached_conns_per_worker = 16" -c '\timing on' -c "$density" -c "$density" -c "$density" \
+	| grep -E '^Time' | sed 's/^/    /' | tee "$OUT/mg_density_warm.txt"
 # geoacc_backends() lists live backends only, and Citus closes all but one cached connection per worker
 # when a session ends: so ask in the same session as a GPU query, whose cached connections are still open
 echo
