@@ -5,15 +5,15 @@
 #
 #   bash test/device/fuzz_sanitizer.sh       (CASES per family, default 200; logs in $OUT)
 #
-# The server itself runs under the sanitizer.  That works for a PostgreSQL backend because geoacc never
-# touches CUDA in the postmaster: each backend is forked first and initialises CUDA on its first GPU call,
-# so the CUDA driver loads the sanitizer's injection library in that backend as in any new CUDA process,
-# and --target-processes all lets the sanitizer follow every one (--require-cuda-init=no: the postmaster
-# never initialises CUDA).  What the core tests under the sanitizer (run.sh) do not reach, the fuzz harness
-# does: hostile and edge inputs decoded by the SQL layer, then the GPU path with geoacc.device = gpu.
-# Each backend writes its own log (%p); the summary adds up the "ERROR SUMMARY" lines of all of them and
-# fails when one reports an error, or when there is no log of a backend that ran a GPU call (a run on the
-# H200 wrote a single log for the whole server: it is not shown that the backends were followed).
+# The server itself runs under the sanitizer, on the idea that geoacc never touches CUDA in the postmaster:
+# each backend is forked first and initialises CUDA on its first GPU call, so the CUDA driver might load the
+# sanitizer's injection library in that backend as in any new CUDA process, with --target-processes all
+# (--require-cuda-init=no: the postmaster never initialises CUDA).  What the core tests under the sanitizer
+# (run.sh) do not reach, the fuzz harness would: hostile and edge inputs decoded by the SQL layer, then the
+# GPU path with geoacc.device = gpu.  Each followed process writes its own log (%p); the summary adds up
+# their "ERROR SUMMARY" lines and fails when one reports an error, or when a backend known to have run a GPU
+# call left no log.  On the H200 (CUDA 13.0) it fails that way: the sanitizer does not follow the forked
+# backends, so this route does not work as it stands.
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 CASES=${CASES:-200}
