@@ -1,19 +1,19 @@
 #!/bin/bash
-# The fuzz harness with every GPU call of the server checked by compute-sanitizer memcheck, on the GPU
-# machine, from the repository root, after test/device/run.sh has built and installed geoacc (PostgreSQL
-# from .device/ at /usr/lib/postgresql/15):
+# The fuzz harness with its GPU calls checked by compute-sanitizer memcheck, on the GPU machine, from the
+# repository root, after test/device/run.sh has built and installed geoacc (PostgreSQL from .device/ at
+# /usr/lib/postgresql/15):
 #
 #   bash test/device/fuzz_sanitizer.sh       (CASES per family, default 200; logs in $OUT)
 #
-# The server itself runs under the sanitizer, on the idea that geoacc never touches CUDA in the postmaster:
-# each backend is forked first and initialises CUDA on its first GPU call, so the CUDA driver might load the
-# sanitizer's injection library in that backend as in any new CUDA process, with --target-processes all
-# (--require-cuda-init=no: the postmaster never initialises CUDA).  What the core tests under the sanitizer
-# (run.sh) do not reach, the fuzz harness would: hostile and edge inputs decoded by the SQL layer, then the
-# GPU path with geoacc.device = gpu.  Each followed process writes its own log (%p); the summary adds up
-# their "ERROR SUMMARY" lines and fails when one reports an error, or when a backend known to have run a GPU
-# call left no log.  On the H200 (CUDA 13.0) it fails that way: the sanitizer does not follow the forked
-# backends, so this route does not work as it stands.
+# What the core tests under the sanitizer (run.sh) do not reach, the fuzz harness does: hostile and edge
+# inputs decoded by the SQL layer, then the GPU path with geoacc.device = gpu.  A server's backends are
+# forked from the postmaster without an exec, and compute-sanitizer does not follow them (a server started
+# under it with --target-processes all left no log of a backend that had run GPU calls).  So each batch of
+# cases runs in a single-user backend (postgres --single, test/fuzz/fuzz.py --single) started by the
+# sanitizer: a process of its own, whose log the sanitizer writes (%p).  The database is set up first
+# through a normal server, which is then stopped.  The summary counts the logs (one per batch, at least)
+# and adds up their "ERROR SUMMARY" lines; it fails on any fuzz failure, any memcheck error, or fewer logs
+# than batches.
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 CASES=${CASES:-200}
@@ -28,42 +28,37 @@ rm -f "$OUT"/fuzz_sanitizer.*.log
 [ -x "$PGBIN/postgres" ] || { echo "fuzz_sanitizer: PostgreSQL is not unpacked (run test/device/run.sh first)"; exit 1; }
 [ -x "$SANITIZER" ] || { echo "fuzz_sanitizer: compute-sanitizer not found"; exit 1; }
 id pgrun >/dev/null 2>&1 || useradd -m pgrun
-[ -f "$data/postmaster.pid" ] && su pgrun -c "$PGBIN/pg_ctl -D $data -m immediate stop" >/dev/null 2>&1
+as_pgrun() { su pgrun -c "PATH=$PGBIN:\$PATH $*"; }
+[ -f "$data/postmaster.pid" ] && as_pgrun "pg_ctl -D $data -m immediate stop" >/dev/null 2>&1
 rm -rf "$data" && mkdir -p "$data" && chown pgrun "$data"
-su pgrun -c "$PGBIN/initdb -D $data -A trust -U postgres" >/dev/null || exit 1
+as_pgrun "initdb -D $data -A trust -U postgres" >/dev/null || exit 1
 
-# the postmaster in the foreground of the sanitizer, which ends when the server stops
-su pgrun -c "$SANITIZER --tool memcheck --leak-check full --target-processes all --require-cuda-init=no \
-	--print-limit 50 --log-file $OUT/fuzz_sanitizer.%p.log \
-	$PGBIN/postgres -D $data -p $port -k /tmp -c listen_addresses='' -c max_connections=20" \
-	> "$OUT/fuzz_sanitizer_server.log" 2>&1 &
-sanitizer=$!
+# the database, the extension and the harness's functions, through a normal server
+as_pgrun "pg_ctl -D $data -l $OUT/fuzz_sanitizer_server.log -w start -o \"-p $port -k /tmp -c listen_addresses=''\"" \
+	>/dev/null || { tail -20 "$OUT/fuzz_sanitizer_server.log"; exit 1; }
 export PGHOST=/tmp PGPORT=$port PGUSER=postgres
-for i in $(seq 120); do "$PGBIN/pg_isready" -q && break; sleep 1; done
-"$PGBIN/pg_isready" -q || { echo "fuzz_sanitizer: the server did not start"; tail -20 "$OUT/fuzz_sanitizer_server.log"; exit 1; }
-
-createdb geoacc_fuzz
-psql -X -q -d geoacc_fuzz -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
+"$PGBIN/createdb" geoacc_fuzz
+"$PGBIN/psql" -X -q -d geoacc_fuzz -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
 	-c "SET geoacc.device = gpu" -c "SELECT gpu_usable, gpu_unusable_reason FROM geoacc_status()"
-# a backend known to have run a GPU call: the sanitizer must have followed it (its log is named by its pid)
-probe=$(psql -X -A -t -q -d geoacc_fuzz -c "SET geoacc.device = gpu" -c "SET geoacc.gpu_threshold = 0" \
-	-c "SELECT ST_NPoints(gpu_dp_simplify('LINESTRING(0 0, 1 1, 2 0, 3 1)'::geometry, 0.5))" \
-	-c "SELECT pg_backend_pid()" | tail -1)
+PATH=$PGBIN:$PATH python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases 0 > /dev/null || exit 1
+as_pgrun "pg_ctl -D $data -m fast stop" >/dev/null
+
 status=0
-timeout "${FUZZ_TIMEOUT:-1500}" python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases "$CASES" \
-	--settings "SET geoacc.device = 'gpu'" > "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
+chmod -R a+rX test/fuzz
+as_pgrun "timeout ${FUZZ_TIMEOUT:-1500} python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases $CASES \
+	--settings \"SET geoacc.device = 'gpu'\" --single $data \
+	--wrap '$SANITIZER --tool memcheck --leak-check full --print-limit 50 --log-file $OUT/fuzz_sanitizer.%p.log'" \
+	> "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
 grep -E '^fuzz: |^FAIL' "$OUT/fuzz_sanitizer_fuzz.log" | tail -20
 
-# stopping the server ends every backend: each prints its summary
-su pgrun -c "$PGBIN/pg_ctl -D $data -m fast stop" >/dev/null 2>&1
-wait "$sanitizer"
+families=$(grep -c '^fuzz: .* cases, ' "$OUT/fuzz_sanitizer_fuzz.log")
+batches=$((families * ((CASES + 199) / 200)))
 followed=$(grep -l 'ERROR SUMMARY' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | wc -l)
 errors=$(grep -h 'ERROR SUMMARY' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | awk '{ n += $4 } END { print n + 0 }')
-echo "fuzz_sanitizer: memcheck followed $followed processes; ERROR SUMMARY total: $errors errors"
+echo "fuzz_sanitizer: $batches batches in single-user backends, $followed sanitizer logs; ERROR SUMMARY total: $errors errors"
 grep -h -B2 -A12 'Invalid\|Leaked\|Program hit' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | head -60
-[ "$followed" -gt 0 ] || { echo "fuzz_sanitizer: FAILED: the sanitizer followed no backend"; status=1; }
-grep -q 'ERROR SUMMARY' "$OUT/fuzz_sanitizer.$probe.log" 2>/dev/null \
-	|| { echo "fuzz_sanitizer: FAILED: no sanitizer log of backend $probe, which ran a GPU call"; status=1; }
+[ "$batches" -gt 0 ] && [ "$followed" -ge "$batches" ] \
+	|| { echo "fuzz_sanitizer: FAILED: fewer sanitizer logs than batches"; status=1; }
 [ "$errors" = 0 ] || { echo "fuzz_sanitizer: FAILED: memcheck reported errors"; status=1; }
 [ $status = 0 ] && echo "fuzz_sanitizer: all checks held"
 exit $status

@@ -16,12 +16,20 @@ its seed and case number replays with --seed S --only N.
 
 Connects with psql and the usual PG* environment variables.  Ends with
 "fuzz: N passed, N failed"; exits non-zero on any failure.
+
+With --single DATADIR each batch runs instead in a single-user backend of
+that stopped cluster (postgres --single), started through --wrap (for
+example compute-sanitizer): a backend that is a process of its own, which
+a tool that follows new processes can follow.  The database must have been
+set up first (a run with --cases 0 against the running server).
 """
 import argparse
 import decimal
 import math
 import os
 import random
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -583,6 +591,17 @@ def psql(script, database):
         os.unlink(name)
 
 
+def single_user(lines, database, datadir, wrap):
+    """The statements in a single-user backend; stdout as psql -At would give the last query's rows."""
+    # -j: a statement ends at a semicolon followed by an empty line, so one may span lines
+    r = subprocess.run(wrap + ["postgres", "--single", "-j", "-D", datadir, database],
+                       input="\n\n".join(lines) + "\n\n", capture_output=True, text=True)
+    # each row's one column as debugtup prints it: '\t 1: row = "..."\t(typeid = ...'
+    rows = re.findall(r'^\t 1: row = "(.*?)"\t\(typeid = ', r.stdout, re.M | re.S)
+    stderr = r.stderr if r.returncode == 0 else "%s\n(the backend exited with %d)" % (r.stderr, r.returncode)
+    return subprocess.CompletedProcess(r.args, r.returncode, "\n".join(rows), stderr)
+
+
 def start_time(database):
     r = psql("SELECT pg_postmaster_start_time();", database)
     return r.stdout.strip() if r.returncode == 0 else None
@@ -596,17 +615,20 @@ def main():
     p.add_argument("--only", type=int, default=None, help="run one case number (with its seed)")
     p.add_argument("--database", default=os.environ.get("PGDATABASE", "geoacc_fuzz"))
     p.add_argument("--settings", default="", help="SET commands run first, e.g. \"SET geoacc.device = 'gpu'\"")
+    p.add_argument("--single", metavar="DATADIR", help="run each batch in a single-user backend of this cluster")
+    p.add_argument("--wrap", default="", help="with --single: the command that starts the backend")
     args = p.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
     print("fuzz: seed %d, %d cases per function" % (seed, args.cases), flush=True)
 
-    with open(os.path.join(HERE, "fuzz_setup.sql")) as f:
-        setup = f.read()
-    r = psql(setup, args.database)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        sys.exit(2)
-    boot = start_time(args.database)
+    if not args.single:
+        with open(os.path.join(HERE, "fuzz_setup.sql")) as f:
+            setup = f.read()
+        r = psql(setup, args.database)
+        if r.returncode != 0:
+            print(r.stdout, r.stderr)
+            sys.exit(2)
+    boot = start_time(args.database) if not args.single else None
     passed = failed = 0
     began = time.time()
     for name in args.functions.split(","):
@@ -628,8 +650,12 @@ def main():
                      "CREATE TEMP TABLE fuzz_result (id int, ok boolean, detail text);"]
             for i, cond in batch:
                 lines.append("SELECT fuzz_record(%d, %s, %s);" % (i, quote(name), quote(cond)))
-            lines.append("SELECT id, ok, coalesce(detail, '') FROM fuzz_result ORDER BY id;")
-            r = psql("\n".join(lines), args.database)
+            lines.append("SELECT id || '|' || CASE WHEN ok THEN 't' ELSE 'f' END || '|' || coalesce(detail, '') AS row "
+                         "FROM fuzz_result ORDER BY id;")
+            if args.single:
+                r = single_user(lines, args.database, args.single, shlex.split(args.wrap))
+            else:
+                r = psql("\n".join(lines), args.database)
             seen = {}
             for line in r.stdout.splitlines():
                 parts = line.split("|", 2)
@@ -644,7 +670,12 @@ def main():
                     fails += 1
                     print("FAIL %s case %d (replay: --seed %d --functions %s --only %d): %s\n    %s" %
                           (name, i, seed, name, i, detail, cond[:600]), flush=True)
-            if start_time(args.database) != boot:
+            if args.single:
+                if r.returncode != 0:
+                    failed += 1
+                    print("FAIL %s: the single-user backend exited with %d during cases %d-%d (seed %d)" %
+                          (name, r.returncode, batch[0][0], batch[-1][0], seed), flush=True)
+            elif start_time(args.database) != boot:
                 failed += 1
                 print("FAIL %s: the server restarted during cases %d-%d (seed %d)" %
                       (name, batch[0][0], batch[-1][0], seed), flush=True)
