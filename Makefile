@@ -193,7 +193,7 @@ installcheck-preloaded:
 # ------------------------------------- Citus suite (scripts/citus.sh)
 # pg_regress against a running Citus coordinator (PGHOST, PGPORT) whose database CITUS_DB has the
 # citus extension on every node and the workers registered; results in test/citus/results/
-CITUS_REGRESS = citus_setup citus_density_raster citus_simplify citus_twed citus_segment_join citus_settings
+CITUS_REGRESS = citus_setup citus_density_raster citus_simplify citus_twed citus_segment_join citus_make_trajectories citus_settings
 CITUS_DB ?= geoacc_citus
 .PHONY: installcheck-citus
 installcheck-citus:
