@@ -177,7 +177,8 @@ ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProf
 	/* the owners exist before the core allocates: nothing can fail in between */
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();
-	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles * nboxes);
+	/* the work is the mesh's triangles, not x boxes: with few triangles the GPU loses at any number of boxes */
+	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles);
 	GeoaccCallReserve(&call, geoacc_mesh_clip_need(mesh));
 	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, &prof->core);
 	/* a failed call leaves no result behind: under auto the CPU can start afresh */
