@@ -77,6 +77,17 @@ uint64		GeoaccDeviceMemoryAvailable(void);
  */
 void	   *GeoaccDeviceAllocInContext(uint64 bytes);
 
+/* Milliseconds since `start` (for the stages that calls report at DEBUG1). */
+static inline double
+GeoaccMsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* -------------------------------------------------- statistics (stats.c) */
 
 /* One SQL-level call: which function, on which device, how long. */

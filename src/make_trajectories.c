@@ -415,16 +415,6 @@ PutParts(ReturnSetInfo *rsinfo, const GeoaccTrajectoryParts *parts, int32 srid, 
 	MemoryContextDelete(rowcxt);
 }
 
-static double
-MsSince(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
-}
-
 /*
  * gpu_make_trajectories(fixes_sql, max_gap, tolerance, preserve_collapsed,
  * synchronized, max_speed): (object_id, part, trajectory) for every part of
@@ -455,7 +445,7 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(start);
 	ReadFixes(&fixes, text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	read_ms = MsSince(start);
+	read_ms = GeoaccMsSince(start);
 	if (fixes.count == 0)
 		return (Datum) 0;
 	if ((rules.simplify || isfinite(rules.max_speed)) && GeoaccSridIsGeographic(fixes.srid))
@@ -489,7 +479,7 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(start);
 	PutParts(rsinfo, &holder->parts, fixes.srid, rules.simplify, preserve_collapsed);
-	write_ms = MsSince(start);
+	write_ms = GeoaccMsSince(start);
 	elog(DEBUG1, "gpu_make_trajectories: " UINT64_FORMAT " rows (" UINT64_FORMAT " skipped for a NULL or an empty "
 		 "point), %u fixes on the %s: %u duplicates dropped, %u parts (%u more of one fix dropped); "
 		 "%u GPU pieces, %u sorted runs, " UINT64_FORMAT " fixes of objects too large for the device; "

@@ -82,16 +82,6 @@ typedef struct JoinTimes
 	double		release_ms;		/* closing the join, device memory freed */
 } JoinTimes;
 
-static double
-MsSince(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
-}
-
 /* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
 typedef struct JoinSrid
 {
@@ -556,7 +546,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	b = self ? a : TracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	/* the points are laid out: the geometries they came from are no longer needed */
 	MemoryContextDelete(a_rows->geometries);
-	times->prepare_ms += MsSince(start);
+	times->prepare_ms += GeoaccMsSince(start);
 	va = TracksView(&a);
 	vb = TracksView(&b);
 
@@ -604,14 +594,14 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 			values[7] = Float8GetDatum(r->cpa_distance);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
-		times->tuples_ms += MsSince(start);
+		times->tuples_ms += GeoaccMsSince(start);
 		CHECK_FOR_INTERRUPTS();
 	} while (n > 0);
 
 	geoacc_segment_join_stats(holder->join, &stats);
 	INSTR_TIME_SET_CURRENT(start);
 	JoinHolderRelease(holder);
-	times->release_ms += MsSince(start);
+	times->release_ms += GeoaccMsSince(start);
 	GeoaccCallEnd(&call);
 	elog(DEBUG1, "gpu_segment_join: %s on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
 		 " candidates, " UINT64_FORMAT " rows; read %.1f ms, prepare %.1f ms, segments %.1f ms, plan %.1f ms, "
@@ -621,7 +611,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 		 MethodName(stats.method), call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", stats.queries, stats.entries,
 		 stats.candidates, stats.rows, times->read_ms, times->prepare_ms, stats.segments_ms, stats.plan_ms,
 		 stats.memory_ms, stats.upload_ms, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms, times->tuples_ms,
-		 times->release_ms, MsSince(times->start), stats.entry_chunks, stats.batches, stats.overflow_queries,
+		 times->release_ms, GeoaccMsSince(times->start), stats.entry_chunks, stats.batches, stats.overflow_queries,
 		 stats.device_allocations, stats.syncs);
 }
 
@@ -658,7 +648,7 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	RowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
 		RowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	times.read_ms = MsSince(times.start);
+	times.read_ms = GeoaccMsSince(times.start);
 	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }
@@ -699,7 +689,7 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	RowsFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
 	if (!self)
 		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
-	times.read_ms = MsSince(times.start);
+	times.read_ms = GeoaccMsSince(times.start);
 	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
 	return (Datum) 0;
 }

@@ -105,6 +105,13 @@ typedef struct SimplifyPartition
 	int64		points_read;
 	int			nchunks;
 	GeoaccSimplifyTiming spent;
+	/* where the function's own time goes (DEBUG1), ms: rows fetched from the window, detoasted, parsed and
+	 * copied into the chunk; results built; and all of it, from the first call on */
+	double		fetch_ms;
+	double		detoast_ms;
+	double		parse_ms;
+	double		results_ms;
+	double		inside_ms;
 } SimplifyPartition;
 
 /* ------------------------------------------------------------ arguments */
@@ -506,6 +513,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 	bool		isnull,
 				isout;
 	Datum		datum;
+	instr_time	start;
 
 	if (row > PG_INT32_MAX)
 		ereport(ERROR,
@@ -513,6 +521,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 				 errmsg("window partition has too many rows for gpu_dp_simplify"),
 				 errdetail("The limit is %d rows.", PG_INT32_MAX),
 				 errhint("Use PARTITION BY to split the rows.")));
+	INSTR_TIME_SET_CURRENT(start);
 	/* the arguments first: fetching one may free the row fetched before it */
 	if (part->stable_params)
 		params = part->params;
@@ -524,6 +533,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		ReadParams(win, row, &params);
 	}
 	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
+	part->fetch_ms += GeoaccMsSince(start);
 	if (isout)
 		return ROW_PAST_END;
 	entry.null_result = params.null;
@@ -542,7 +552,10 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		part->params = params;
 		part->have_params = true;
 
+		INSTR_TIME_SET_CURRENT(start);
 		geom = PG_DETOAST_DATUM(datum);
+		part->detoast_ms += GeoaccMsSince(start);
+		INSTR_TIME_SET_CURRENT(start);
 		name.geom = geom;
 		snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
 		GeoaccLinesFromGeometry(geom, &lines, what);
@@ -582,6 +595,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		}
 		else
 			ChunkReserveRow(part, 0);
+		part->parse_ms += GeoaccMsSince(start);
 	}
 	else
 		ChunkReserveRow(part, 0);
@@ -655,10 +669,12 @@ FinishPartition(SimplifyPartition *part)
 	GeoaccCallEnd(&part->call);
 	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s in %d chunks "
 		 "(%u GPU pieces, %u rounds, " UINT64_FORMAT " vertices in trajectories too large for the device): "
-		 "compute %.3f ms, transfers %.3f ms",
+		 "compute %.3f ms, transfers %.3f ms; fetch %.1f ms, detoast %.1f ms, parse %.1f ms, results %.1f ms, "
+		 "in the function %.1f ms",
 		 part->nrows, part->points_read, part->call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
 		 part->nchunks, part->spent.pieces, part->spent.rounds, (uint64) part->spent.cpu_points,
-		 part->spent.compute_ms, part->spent.transfer_ms);
+		 part->spent.compute_ms, part->spent.transfer_ms, part->fetch_ms, part->detoast_ms, part->parse_ms,
+		 part->results_ms, part->inside_ms);
 }
 
 /* The row's result from the chunk (the row itself for those the core did not see). */
@@ -689,7 +705,10 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Datum		datum;
 	Datum		result = (Datum) 0;
+	instr_time	entered,
+				start;
 
+	INSTR_TIME_SET_CURRENT(entered);
 	/* geoacc 0.1.0 declared (traj, tolerance, synchronized, use_z) */
 	if (PG_NARGS() != 5)
 		GeoaccOlderDeclaration("gpu_dp_simplify");
@@ -700,11 +719,16 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (row >= part->chunk_end)
 		ComputeChunk(win, part, row);
+	INSTR_TIME_SET_CURRENT(start);
 	datum = WinGetFuncArgCurrent(win, 0, &isnull);
+	part->fetch_ms += GeoaccMsSince(start);
 	if (!isnull && part->rows[row - part->chunk_begin].null_result)
 		isnull = true;
+	INSTR_TIME_SET_CURRENT(start);
 	if (!isnull)
 		result = RowResult(part, row, datum, &isnull);
+	part->results_ms += GeoaccMsSince(start);
+	part->inside_ms += GeoaccMsSince(entered);
 	if (part->ended && row == part->nrows - 1)
 		FinishPartition(part);
 	if (isnull)

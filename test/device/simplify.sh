@@ -9,7 +9,9 @@
 #   - ST_Simplify in one process, with the default parallel settings, and with 8 workers;
 #   - gpu_dp_simplify(traj, tol) OVER () with geoacc.device = gpu and = cpu (a window function runs in
 #     one process), and the compute-only time it reports at DEBUG1 (GPU: the kernels and the host
-#     turnarounds between rounds, no transfers; CPU: the CPU twin);
+#     turnarounds between rounds, no transfers; CPU: the CPU twin), with the rest of its DEBUG1 line: rows
+#     fetched from the window, detoasted, parsed and copied, results built, and all the time spent in the
+#     function (the statement's time less that is the window's machinery and writing the table);
 #   - the results compared: rows, points and NULL (collapsed) tracks.
 # Prints a markdown table.  SIMPLIFY_DB names the database.
 set -uo pipefail
@@ -49,6 +51,8 @@ seconds() {
 	esac
 }
 compute_ms() { field "$1" 2 | sed -n 's/.*: compute \([0-9.]*\) ms.*/\1/p'; }
+# the window function's stages (DEBUG1): fetch / detoast / parse / compute / transfers / results / in the function
+stages() { field "$1" 2 | sed -n 's/.*compute \([0-9.]*\) ms, transfers \([0-9.]*\) ms; fetch \([0-9.]*\) ms, detoast \([0-9.]*\) ms, parse \([0-9.]*\) ms, results \([0-9.]*\) ms, in the function \([0-9.]*\) ms.*/\3 \/ \4 \/ \5 \/ \1 \/ \2 \/ \6 \/ \7/p'; }
 summary() {		# summary RUN: "-" when the run failed
 	echo "$(field "$1" 1)" | grep -qE '^[0-9.]+$' || { echo "-"; return; }
 	psql -X -qAt -c "SELECT count(*) || ' rows, ' || coalesce(sum(ST_NPoints(traj)), 0) || ' points, '
@@ -75,7 +79,8 @@ for points in $sizes; do
 		[ -z "$reference" ] && [ "$result" != "-" ] && reference=$result
 		[ "$result" = "$reference" ] || [ "$result" = "-" ] || { status=1; echo "DIFFERENT: $name gives $result, first $reference"; }
 		ms=$(compute_ms "$r")
-		rows+=("| $n | $tol | $name | $(seconds "$(field "$r" 1)") | ${ms:--} | $result |")
+		st=$(stages "$r")
+		rows+=("| $n | $tol | $name | $(seconds "$(field "$r" 1)") | ${ms:--} | ${st:--} | $result |")
 		echo "$n points, $name: $r ($result)"
 	done
 	psql -X -q -c "DROP TABLE IF EXISTS simplify_result, $table"
@@ -85,7 +90,7 @@ echo
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 echo "gpu_dp_simplify as CTAS: ${gpu_name:-no GPU}, $(nproc) CPU cores, $(date -u +%Y-%m-%d), $((SECONDS - start)) s in all"
 echo
-echo "| points | tolerance (m) | CREATE UNLOGGED TABLE ... AS SELECT id, ... | time | compute inside (DEBUG1, ms) | result |"
-echo "| ---: | ---: | --- | ---: | ---: | --- |"
+echo "| points | tolerance (m) | CREATE UNLOGGED TABLE ... AS SELECT id, ... | time | compute inside (DEBUG1, ms) | the window function, ms: fetch / detoast / parse / compute / transfers / results / all in it | result |"
+echo "| ---: | ---: | --- | ---: | ---: | --- | --- |"
 for r in "${rows[@]}"; do echo "$r"; done
 exit $status
