@@ -324,67 +324,82 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 /* What errors call a row: "a_sql row 3 (id 7)", "a element 3 (id 7)". */
 #define ROW_LABEL_SIZE 96
 
-/* Run an inner query through a cursor and keep each row's trajectory. */
+/* Receives an inner query's rows as the executor makes them, without a copy of each: keeps each trajectory. */
+typedef struct JoinReceiver
+{
+	DestReceiver pub;
+	JoinRows   *rows;
+	JoinSrid   *srid;
+	const char *argname;
+	MemoryContext caller;
+	Oid			id_type;
+	uint64		row;
+} JoinReceiver;
+
+static void
+JoinReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	JoinReceiver *r = (JoinReceiver *) self;
+
+	/* checked before any row, so a query returning none is checked too */
+	CheckQueryColumns(typeinfo, r->argname);
+	r->id_type = GeoaccColumnType(typeinfo, 1);
+}
+
+static bool
+JoinReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	JoinReceiver *r = (JoinReceiver *) self;
+	MemoryContext old = MemoryContextSwitchTo(r->caller);
+	int64		id;
+
+	slot_getsomeattrs(slot, 2);
+	r->row++;
+	if (slot->tts_isnull[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s row " UINT64_FORMAT " has a NULL id", r->argname, r->row)));
+	id = GeoaccIdFromDatum(slot->tts_values[0], r->id_type);
+	if (!slot->tts_isnull[1])
+	{
+		struct varlena *geom = PG_DETOAST_DATUM(slot->tts_values[1]);
+		char		label[ROW_LABEL_SIZE];
+
+		snprintf(label, sizeof(label), "%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", r->argname, r->row, id);
+		RowsAdd(r->rows, r->srid, id, geom, true, label);
+		if ((Pointer) geom != DatumGetPointer(slot->tts_values[1]))
+			pfree(geom);
+	}
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+static void
+JoinReceiverEnd(DestReceiver *self)
+{
+}
+
+/* Run an inner query and keep each row's trajectory. */
 static void
 RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	Portal		portal;
-	uint64		row = 0;
-	Oid			id_type;
+	JoinReceiver r = {{0}};
 
+	r.pub.receiveSlot = JoinReceive;
+	r.pub.rStartup = JoinReceiverStartup;
+	r.pub.rShutdown = JoinReceiverEnd;
+	r.pub.rDestroy = JoinReceiverEnd;
+	r.pub.mydest = DestNone;
+	r.rows = t;
+	r.srid = srid;
+	r.argname = argname;
+	r.caller = CurrentMemoryContext;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = GeoaccInnerQueryOpen(sql, argname);
-	/* checked before any row, so a query returning none is checked too */
-	CheckQueryColumns(portal->tupDesc, argname);
-	id_type = GeoaccColumnType(portal->tupDesc, 1);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tuple = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			Datum		id_datum = SPI_getbinval(tuple, desc, 1, &isnull);
-			Datum		traj;
-			int64		id;
-			MemoryContext spi = MemoryContextSwitchTo(caller);
-
-			row++;
-			if (isnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s row " UINT64_FORMAT " has a NULL id", argname, row)));
-			id = GeoaccIdFromDatum(id_datum, id_type);
-			traj = SPI_getbinval(tuple, desc, 2, &isnull);
-			if (!isnull)
-			{
-				struct varlena *geom = PG_DETOAST_DATUM(traj);
-				char		label[ROW_LABEL_SIZE];
-
-				snprintf(label, sizeof(label), "%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", argname, row, id);
-				RowsAdd(t, srid, id, geom, true, label);
-				if ((Pointer) geom != DatumGetPointer(traj))
-					pfree(geom);
-			}
-			MemoryContextSwitchTo(spi);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
+	GeoaccInnerQueryRun(sql, argname, &r.pub);
 	SPI_finish();
 }
 
-/*
- * Keep the trajectories of an array form: ids (bigint[], no NULLs) and
- * geometry trajectories (geometry[], as many; NULL ones are skipped, as
- * NULL rows of an inner query are).  `argname` names the pair in errors.
- */
 static void
 RowsFromArrays(JoinRows *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, const char *argname)
 {
