@@ -44,12 +44,15 @@ PATH=$PGBIN:$PATH python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases 0 > /
 as_pgrun "pg_ctl -D $data -m fast stop" >/dev/null
 
 status=0
-chmod -R a+rX test/fuzz
-as_pgrun "timeout ${FUZZ_TIMEOUT:-1500} python3 test/fuzz/fuzz.py --database geoacc_fuzz --cases $CASES \
+# the harness where that user can read it (the repository may sit in a home it cannot enter)
+harness=$(mktemp -d)
+cp -r test/fuzz "$harness/" && chmod -R a+rX "$harness"
+as_pgrun "timeout ${FUZZ_TIMEOUT:-1500} python3 $harness/fuzz/fuzz.py --database geoacc_fuzz --cases $CASES \
 	--settings \"SET geoacc.device = 'gpu'\" --single $data \
 	--wrap '$SANITIZER --tool memcheck --leak-check full --print-limit 50 --log-file $OUT/fuzz_sanitizer.%p.log'" \
 	> "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
 grep -E '^fuzz: |^FAIL' "$OUT/fuzz_sanitizer_fuzz.log" | tail -20
+rm -rf "$harness"
 
 families=$(grep -c '^fuzz: .* cases, ' "$OUT/fuzz_sanitizer_fuzz.log")
 batches=$((families * ((CASES + 199) / 200)))
