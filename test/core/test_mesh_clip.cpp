@@ -377,6 +377,20 @@ bounds(const Mesh &m, double *lo, double *hi)
 		}
 }
 
+/* n random boxes inside the mesh's bounds */
+std::vector<GeoaccBox>
+random_boxes(const Mesh &m, int n)
+{
+	double		lo[3],
+				hi[3];
+	std::vector<GeoaccBox> boxes;
+
+	bounds(m, lo, hi);
+	for (int b = 0; b < n; b++)
+		boxes.push_back(random_box(lo, hi));
+	return boxes;
+}
+
 Mesh
 real_mesh(const char *name)
 {
@@ -1362,14 +1376,7 @@ TEST(mesh_clip_gpu_equals_cpu_random)
 		uint32_t	n = nv(core_test::rng());
 		double		origin = round % 2 ? 500000.0 : 0.0;
 		Mesh		m = random_mesh(n, 2 * n, round % 3 == 0 ? 1e-3 : 100.0, origin, origin * 8, 0, round % 5);
-		double		lo[3],
-					hi[3];
-		std::vector<GeoaccBox> boxes;
-
-		bounds(m, lo, hi);
-		for (int b = 0; b < 8; b++)
-			boxes.push_back(random_box(lo, hi));
-		check_gpu_equals_cpu(m, boxes);
+		check_gpu_equals_cpu(m, random_boxes(m, 8));
 	}
 
 	/* closed meshes and a grid, the real ones too */
@@ -1420,13 +1427,7 @@ TEST(mesh_clip_gpu_chunks_under_memory_cap)
 	REQUIRE_GPU();
 
 	Mesh		m = random_mesh(30000, 90000, 100, 500000, 4000000, 0, 4);
-	double		lo[3],
-				hi[3];
-	std::vector<GeoaccBox> boxes;
-
-	bounds(m, lo, hi);
-	for (int b = 0; b < 4; b++)
-		boxes.push_back(random_box(lo, hi));
+	std::vector<GeoaccBox> boxes = random_boxes(m, 4);
 
 	std::vector<Clipped> cpu = clip(GEOACC_DEVICE_CPU, m, boxes);
 
@@ -1494,13 +1495,7 @@ TEST(mesh_clip_gpu_within_its_device_need)
 	REQUIRE_GPU();
 
 	Mesh		m = random_mesh(30000, 90000, 100, 500000, 4000000, 0, 4);
-	double		lo[3],
-				hi[3];
-	std::vector<GeoaccBox> boxes;
-
-	bounds(m, lo, hi);
-	for (int b = 0; b < 4; b++)
-		boxes.push_back(random_box(lo, hi));
+	std::vector<GeoaccBox> boxes = random_boxes(m, 4);
 
 	std::vector<Clipped> cpu = clip(GEOACC_DEVICE_CPU, m, boxes);
 	GeoaccMesh	v = m.view();
