@@ -387,7 +387,8 @@ Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
 /*
  * Inside SPI_connect: run the user's query `sql`, given as argument
  * `argname`, checked as GeoaccInnerQueryOpen() checks it, to completion
- * into `dest` (run to completion, it may use parallel workers).
+ * into `dest` (run to completion, it may use parallel workers); a NULL
+ * rShutdown or rDestroy of dest does nothing.
  */
 void		GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest);
 

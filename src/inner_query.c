@@ -191,6 +191,12 @@ GeoaccInnerQueryOpen(const char *sql, const char *argname)
 	return portal;
 }
 
+/* What a receiver that keeps its rows as they come needs at its end: nothing. */
+static void
+ReceiverEnd(DestReceiver *self)
+{
+}
+
 void
 GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 {
@@ -201,6 +207,10 @@ GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare_cursor failed for %s: %s", argname, SPI_result_code_string(SPI_result));
 	CheckOneSelect(plan, argname);
+	if (dest->rShutdown == NULL)
+		dest->rShutdown = ReceiverEnd;
+	if (dest->rDestroy == NULL)
+		dest->rDestroy = ReceiverEnd;
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = dest;

@@ -282,16 +282,6 @@ FixReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-static void
-FixShutdown(DestReceiver *self)
-{
-}
-
-static void
-FixDestroy(DestReceiver *self)
-{
-}
-
 /* Run fixes_sql and collect its fixes. */
 static void
 ReadFixes(FixReceiver *r, const char *sql)
@@ -299,8 +289,6 @@ ReadFixes(FixReceiver *r, const char *sql)
 	memset(r, 0, sizeof(*r));
 	r->pub.receiveSlot = FixReceive;
 	r->pub.rStartup = FixStartup;
-	r->pub.rShutdown = FixShutdown;
-	r->pub.rDestroy = FixDestroy;
 	r->pub.mydest = DestNone;
 	r->cxt = CurrentMemoryContext;
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -374,11 +374,6 @@ JoinReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-static void
-JoinReceiverEnd(DestReceiver *self)
-{
-}
-
 /* Run an inner query and keep each row's trajectory. */
 static void
 RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
@@ -387,8 +382,6 @@ RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 
 	r.pub.receiveSlot = JoinReceive;
 	r.pub.rStartup = JoinReceiverStartup;
-	r.pub.rShutdown = JoinReceiverEnd;
-	r.pub.rDestroy = JoinReceiverEnd;
 	r.pub.mydest = DestNone;
 	r.rows = t;
 	r.srid = srid;
