@@ -30,4 +30,4 @@ for ((k = 0; k < parts; k++)); do
 done
 for p in $pids; do wait "$p"; done
 psql -X -q -v ON_ERROR_STOP=1 -c "ANALYZE $table;"
-psql -X -At -c "SELECT format('scale_fixes: %s fixes of %s objects in $table', count(*), count(DISTINCT object_id)) FROM $table"
+psql -X -At -c "SELECT format('scale_fixes: %s fixes in $table', count(*)) FROM $table"

@@ -13,7 +13,9 @@
 #   3. One run each, as CREATE UNLOGGED TABLE ... AS, gap 30 minutes, tolerance 10 m, work_mem 1GB:
 #      the SQL pipeline a user writes (DISTINCT ON, lag() and a running sum over windows, ST_MakeLine
 #      ... ORDER BY, ST_Simplify) with the default parallel settings and with 8 workers, each cut off
-#      at MAKE_TRAJECTORIES_SQL_TIMEOUT (then the table says "> timeout"); gpu_make_trajectories with
+#      at MAKE_TRAJECTORIES_SQL_TIMEOUT (then the table says "> timeout"; MAKE_TRAJECTORIES_SQL_RUNS="8"
+#      runs only the second, MAKE_TRAJECTORIES_CPU=0 leaves out the CPU twin, MAKE_TRAJECTORIES_CHECKS=0
+#      step 1); gpu_make_trajectories with
 #      geoacc.device = gpu and = cpu, on the GPU also with parallel_setup_cost = parallel_tuple_cost = 0
 #      (the inner query's scan then runs in parallel workers), and where its time went (its DEBUG1 line);
 #      the results compared (rows, points, NULL trajectories).
@@ -26,6 +28,9 @@ db=${MAKE_TRAJECTORIES_DB:-geoacc_bench}
 sizes=${MAKE_TRAJECTORIES_SIZES:-10000000}
 [ "${MAKE_TRAJECTORIES_1E8:-0}" = 1 ] && sizes="$sizes 100000000"
 sql_timeout=${MAKE_TRAJECTORIES_SQL_TIMEOUT:-300s}
+sql_runs=${MAKE_TRAJECTORIES_SQL_RUNS:-"default 8"}	# which SQL pipelines: default parallel settings, 8 workers
+checks=${MAKE_TRAJECTORIES_CHECKS:-1}	# 0: leave out the core and regress tests (step 1)
+cpu_runs=${MAKE_TRAJECTORIES_CPU:-1}	# 0: leave out the CPU twin
 timeout=${MAKE_TRAJECTORIES_TIMEOUT:-300s}
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -35,14 +40,16 @@ start=$SECONDS
 echo "make_trajectories: $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 ||
 	echo 'no GPU'), $(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
-echo
-echo "## make_trajectories: core tests (GPU against CPU) and the regress test with geoacc.device = gpu"
 make -s test/core/geoacc_core_tests test/data/scale_fixes || exit 1
-test/core/geoacc_core_tests make_trajectories > "$OUT/make_trajectories_core_tests.log" 2>&1 || status=1
-grep -E '^(geoacc core tests|FAIL|skip|[0-9]+ passed)' "$OUT/make_trajectories_core_tests.log"
-PGOPTIONS='-c geoacc.device=gpu' make -s installcheck REGRESS="setup ais make_trajectories" \
-	> "$OUT/make_trajectories_installcheck_gpu.log" 2>&1 || { status=1; head -80 regression.diffs 2>/dev/null; }
-grep -E 'tests passed|failed' "$OUT/make_trajectories_installcheck_gpu.log"
+if [ "$checks" = 1 ]; then
+	echo
+	echo "## make_trajectories: core tests (GPU against CPU) and the regress test with geoacc.device = gpu"
+	test/core/geoacc_core_tests make_trajectories > "$OUT/make_trajectories_core_tests.log" 2>&1 || status=1
+	grep -E '^(geoacc core tests|FAIL|skip|[0-9]+ passed)' "$OUT/make_trajectories_core_tests.log"
+	PGOPTIONS='-c geoacc.device=gpu' make -s installcheck REGRESS="setup ais make_trajectories" \
+		> "$OUT/make_trajectories_installcheck_gpu.log" 2>&1 || { status=1; head -80 regression.diffs 2>/dev/null; }
+	grep -E 'tests passed|failed' "$OUT/make_trajectories_installcheck_gpu.log"
+fi
 
 psql -X -q -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 || createdb "$db"
 export PGDATABASE=$db
@@ -69,6 +76,7 @@ field() { echo "$1" | cut -d'|' -f"$2"; }
 seconds() {
 	case $1 in
 		timeout) echo "> $2" ;;
+		"not run") echo "not run" ;;
 		failed | '') echo failed ;;
 		*) awk -v ms="$1" 'BEGIN { printf "%.1f s", ms / 1000 }' ;;
 	esac
@@ -115,14 +123,21 @@ for fixes in $sizes; do
 	gpu_workers=$(run gpu "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0" "${call//mt_gpu/mt_gpu_workers}" \
 		"$timeout")
 	gpu_workers_result=$(summary mt_gpu_workers "$gpu_workers")
-	cpu=$(run cpu "SELECT 1" "${call//mt_gpu/mt_cpu}" "$timeout")
-	cpu_result=$(summary mt_cpu "$cpu")
-	sql2=$(run cpu "SELECT 1" "$(pipeline "$table" mt_sql)" "$sql_timeout")
-	sql2_result=$(summary mt_sql "$sql2")
-	sql8=$(run cpu "SET max_parallel_workers_per_gather = 8; SET max_parallel_workers = 8;
-		ALTER TABLE $table SET (parallel_workers = 8)" "$(pipeline "$table" mt_sql)" "$sql_timeout")
-	psql -X -q -c "ALTER TABLE $table RESET (parallel_workers)"
-	sql8_result=$(summary mt_sql "$sql8")
+	cpu="not run|" sql2="not run|" sql8="not run|" cpu_result="-" sql2_result="-" sql8_result="-"
+	if [ "$cpu_runs" = 1 ]; then
+		cpu=$(run cpu "SELECT 1" "${call//mt_gpu/mt_cpu}" "$timeout")
+		cpu_result=$(summary mt_cpu "$cpu")
+	fi
+	if [[ " $sql_runs " == *" default "* ]]; then
+		sql2=$(run cpu "SELECT 1" "$(pipeline "$table" mt_sql)" "$sql_timeout")
+		sql2_result=$(summary mt_sql "$sql2")
+	fi
+	if [[ " $sql_runs " == *" 8 "* ]]; then
+		sql8=$(run cpu "SET max_parallel_workers_per_gather = 8; SET max_parallel_workers = 8;
+			ALTER TABLE $table SET (parallel_workers = 8)" "$(pipeline "$table" mt_sql)" "$sql_timeout")
+		psql -X -q -c "ALTER TABLE $table RESET (parallel_workers)"
+		sql8_result=$(summary mt_sql "$sql8")
+	fi
 	reference=""
 	for r in "$gpu_result" "$gpu_workers_result" "$cpu_result" "$sql2_result" "$sql8_result"; do	# "-": failed or timed out
 		[ "$r" = "-" ] && continue

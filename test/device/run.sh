@@ -8,7 +8,8 @@
 #   3. the device-layer measurements (test/device/device_layer.sh),
 #   4. each feature script named on the command line (test/device/NAME.sh).
 # Logs go to $OUT (or /tmp/geoacc-out); a summary is printed last.  SANITIZER=0 and DEVICE_LAYER=0 leave
-# out steps 2's compute-sanitizer run and 3; SANITIZER_FILTER picks its tests (comma-separated words).
+# out steps 2's compute-sanitizer run and 3, CORE_TESTS=0 step 2 entirely; SANITIZER_FILTER picks the
+# sanitizer's tests (comma-separated words).
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -48,8 +49,8 @@ fi
 step installcheck_gpu env PGOPTIONS='-c geoacc.device=gpu' make installcheck REGRESS="$REGRESS_GPU"
 [ -f regression.diffs ] && cp regression.diffs "$OUT/" && tail -40 regression.diffs
 step reference_gpu env PGOPTIONS='-c geoacc.device=gpu' python3 scripts/check_reference.py
-step core_tests test/core/geoacc_core_tests
-if [ "${SANITIZER:-1}" = 1 ]; then
+[ "${CORE_TESTS:-1}" = 1 ] && step core_tests test/core/geoacc_core_tests
+if [ "${CORE_TESTS:-1}" = 1 ] && [ "${SANITIZER:-1}" = 1 ]; then
 	STEP_TIMEOUT=${SANITIZER_TIMEOUT:-300} step core_tests_sanitizer compute-sanitizer --tool memcheck --leak-check full \
 		--error-exitcode 1 test/core/geoacc_core_tests "${SANITIZER_FILTER:-}"
 fi
