@@ -21,22 +21,27 @@ namespace
 constexpr uint32_t POINTS_BETWEEN_POLLS = 1u << 16;
 constexpr uint64_t TERMS_BETWEEN_POLLS = 1ull << 24;
 
-/* Cells of the grid with its margin, row by row. */
+/* Cells of the grid with its margin, in tiles made on first write. */
 template <class T>
-struct HostCells
+struct TiledCells
 {
-	T		   *cells;
-	uint32_t	columns;
+	GeoaccDensityTiles *tiles;
 
-	void operator()(uint32_t row, uint32_t column, T amount) const { cells[(size_t) row * columns + column] += amount; }
+	void operator()(uint32_t row, uint32_t column, T amount) const
+	{
+		T		   *tile = density_tile<T>(*tiles, (size_t) (row / DENSITY_TILE) * tiles->tile_columns
+										   + column / DENSITY_TILE);
+
+		tile[(row % DENSITY_TILE) * DENSITY_TILE + column % DENSITY_TILE] += amount;
+	}
 };
 
 template <class T>
 void
-density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells)
+density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, GeoaccDensityTiles &cells)
 {
 	DensityGeometry g = density_geometry(grid, points.interpolate);
-	HostCells<T> add{cells, g.columns};
+	TiledCells<T> add{&cells};
 
 	for (uint32_t i = 0; i < points.n; i++)
 	{
@@ -114,6 +119,15 @@ check_grid(const GeoaccDensityGrid *grid)
 	if (grid->margin > GEOACC_DENSITY_MAX_KERNEL_SIZE / 2)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "density raster margin must be at most %d cells, not %u",
 			 GEOACC_DENSITY_MAX_KERNEL_SIZE / 2, grid->margin);
+}
+
+void
+check_tiles(const GeoaccDensityGrid *grid, const GeoaccDensityTiles *tiles)
+{
+	if (tiles->tiles == nullptr || tiles->allocate == nullptr ||
+		tiles->tile_columns != density_tiles_across(grid->width + 2 * grid->margin) ||
+		tiles->tile_rows != density_tiles_across(grid->height + 2 * grid->margin))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density tiles do not match the grid");
 }
 
 void
@@ -229,29 +243,31 @@ using namespace geoacc;
 
 extern "C" GeoaccStatus
 geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid, const GeoaccDensityPoints *points,
-					   uint32_t *counts)
+					   GeoaccDensityTiles *counts)
 {
 	return guarded([&] {
 		check_grid(grid);
+		check_tiles(grid, counts);
 		check_points(points, false);
 		if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(density_project_gpu(*grid, *points, counts));
+			GEOACC_ON_GPU(density_project_gpu<uint32_t>(*grid, *points, *counts));
 		else
-			density_project_cpu(*grid, *points, counts);
+			density_project_cpu<uint32_t>(*grid, *points, *counts);
 	});
 }
 
 extern "C" GeoaccStatus
 geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid,
-							  const GeoaccDensityPoints *points, int64_t *sums)
+							  const GeoaccDensityPoints *points, GeoaccDensityTiles *sums)
 {
 	return guarded([&] {
 		check_grid(grid);
+		check_tiles(grid, sums);
 		check_points(points, true);
 		if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(density_project_gpu(*grid, *points, sums));
+			GEOACC_ON_GPU(density_project_gpu<int64_t>(*grid, *points, *sums));
 		else
-			density_project_cpu(*grid, *points, sums);
+			density_project_cpu<int64_t>(*grid, *points, *sums);
 	});
 }
 
@@ -261,12 +277,14 @@ geoacc_density_project_need(const GeoaccDensityGrid *grid, uint32_t npoints, int
 	DensityGeometry g = density_geometry(*grid, false);
 	uint64_t	row = density_row_bytes(g, with_values ? sizeof(int64_t) : sizeof(uint32_t));
 	uint64_t	point = density_point_bytes(with_values);
+	size_t		cell_size = with_values ? sizeof(int64_t) : sizeof(uint32_t);
 	GeoaccDeviceNeed need;
 
-	need.bytes = row * g.rows + point * npoints;
-	/* a band and a batch, the batch with its predecessor */
+	need.bytes = row * g.rows + point * npoints + density_pack_bytes(g, cell_size, DENSITY_PACK_TILES);
+	/* a band and a batch, the batch with its predecessor, and one tile brought back at a time */
 	need.least = std::min(need.bytes, row * std::min<uint64_t>(g.rows, DENSITY_LEAST_ROWS)
-						  + point * (std::min<uint64_t>(npoints, DENSITY_LEAST_POINTS) + 1));
+						  + point * (std::min<uint64_t>(npoints, DENSITY_LEAST_POINTS) + 1)
+						  + density_pack_bytes(g, cell_size, 1));
 	return need;
 }
 

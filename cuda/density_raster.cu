@@ -13,6 +13,7 @@
 #include "density_raster.cuh"
 
 #include <algorithm>
+#include <vector>
 
 namespace geoacc
 {
@@ -58,6 +59,56 @@ struct BandCells
 			atomic_add_cell(cells + (size_t) (row - row_first) * columns + column, amount);
 	}
 };
+
+/*
+ * Tiles of a band of cells, the grid rows [row_first, row_end) kept at
+ * cells[(row - row_first) * columns]: the band's tile k is the tile of
+ * row tile_row_first + k / tile_columns and column k % tile_columns, of
+ * which only the cells inside the band and the grid are read.
+ */
+template <class T>
+struct BandTiles
+{
+	const T    *cells;
+	uint32_t	columns;
+	uint32_t	row_first;
+	uint32_t	row_end;
+	uint32_t	tile_columns;
+
+	__device__ T cell(uint32_t k, uint32_t idx) const
+	{
+		uint32_t	r = (row_first / DENSITY_TILE + k / tile_columns) * DENSITY_TILE + idx / DENSITY_TILE;
+		uint32_t	c = k % tile_columns * DENSITY_TILE + idx % DENSITY_TILE;
+
+		return r >= row_first && r < row_end && c < columns ? cells[(size_t) (r - row_first) * columns + c] : T(0);
+	}
+};
+
+/* occupied[k]: whether the band's tile k has a nonzero cell (a block per tile). */
+template <class T>
+__global__ void
+tile_occupancy_kernel(BandTiles<T> band, uint8_t *occupied)
+{
+	int			any = 0;
+
+	for (uint32_t idx = threadIdx.x; idx < DENSITY_TILE_CELLS; idx += blockDim.x)
+		if (band.cell(blockIdx.x, idx) != 0)
+			any = 1;
+	any = __syncthreads_or(any);
+	if (threadIdx.x == 0)
+		occupied[blockIdx.x] = any;
+}
+
+/* The band's tile index[j] into pack[j], row-major, zero outside the band (a block per tile). */
+template <class T>
+__global__ void
+tile_gather_kernel(BandTiles<T> band, const uint32_t *index, T *pack)
+{
+	T		   *out = pack + (size_t) blockIdx.x * DENSITY_TILE_CELLS;
+
+	for (uint32_t idx = threadIdx.x; idx < DENSITY_TILE_CELLS; idx += blockDim.x)
+		out[idx] = band.cell(index[blockIdx.x], idx);
+}
 
 template <class T>
 __global__ void
@@ -170,14 +221,68 @@ density_convolve_device(const T *d_cells, uint32_t in_first, uint32_t in_rows, u
 }
 
 /*
- * The cells live on the host between calls: each band of grid rows is
- * uploaded, receives the samples of every batch of points, and comes back.
- * With the whole grid and all points under the cap that is one band and
- * one batch.
+ * Add a band's cells (grid rows [row_first, row_end) on the device) to the
+ * host's tiles: the tiles with a nonzero cell found and gathered on the
+ * device, brought back d_index.size() at a time, and added (a missing tile
+ * is made).  A tile the band shares with the next one gets its other rows
+ * from that band.
  */
 template <class T>
 void
-density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells)
+add_band_to_tiles(const DensityGeometry &g, const T *d_band, uint32_t row_first, uint32_t row_end,
+				  DeviceBuffer<uint8_t> &d_occupied, DeviceBuffer<uint32_t> &d_index, DeviceBuffer<T> &d_pack,
+				  GeoaccDensityTiles &tiles)
+{
+	BandTiles<T> band{d_band, g.columns, row_first, row_end, tiles.tile_columns};
+	uint32_t	tile_row_first = row_first / DENSITY_TILE;
+	uint32_t	band_tiles = ((row_end - 1) / DENSITY_TILE - tile_row_first + 1) * tiles.tile_columns;
+	std::vector<uint8_t> occupied(band_tiles);
+	std::vector<uint32_t> index;
+	std::vector<T> pack;
+
+	tile_occupancy_kernel<T><<<band_tiles, 256, 0, stream()>>>(band, d_occupied.data());
+	GEOACC_CUDA_CHECK_LAUNCH();
+	d_occupied.download(occupied.data(), band_tiles);
+	for (uint32_t k = 0; k < band_tiles; k++)
+		if (occupied[k])
+			index.push_back(k);
+	for (size_t first = 0; first < index.size(); first += d_index.size())
+	{
+		uint32_t	n = (uint32_t) std::min(index.size() - first, d_index.size());
+
+		pack.resize((size_t) n * DENSITY_TILE_CELLS);
+		d_index.upload(index.data() + first, n);
+		tile_gather_kernel<T><<<n, 256, 0, stream()>>>(band, d_index.data(), d_pack.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		d_pack.download(pack.data(), (size_t) n * DENSITY_TILE_CELLS);
+		for (uint32_t j = 0; j < n; j++)
+		{
+			size_t		k = (size_t) tile_row_first * tiles.tile_columns + index[first + j];
+			const T    *from = pack.data() + (size_t) j * DENSITY_TILE_CELLS;
+			bool		fresh = tiles.tiles[k] == nullptr;
+			T		   *to = density_tile<T>(tiles, k);
+
+			if (fresh)
+				std::copy(from, from + DENSITY_TILE_CELLS, to);
+			else
+				for (size_t i = 0; i < DENSITY_TILE_CELLS; i++)
+					to[i] += from[i];
+		}
+		check_interrupt();
+	}
+}
+
+/*
+ * The cells live on the host between calls, in tiles.  Each band of grid
+ * rows starts at zero on the device, receives the samples of every batch
+ * of points, and its nonzero tiles are added to the host's; with the whole
+ * grid and all points under the cap that is one band and one batch, and
+ * DENSITY_PACK_TILES tiles come back at a time (under a small cap, fewer,
+ * down to one).  Every device allocation is made before a tile is touched.
+ */
+template <class T>
+void
+density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, GeoaccDensityTiles &tiles)
 {
 	DensityGeometry g = density_geometry(grid, points.interpolate);
 	uint32_t	n = points.n;
@@ -185,16 +290,24 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 	uint64_t	row_bytes = density_row_bytes(g, sizeof(T));
 	uint64_t	point_bytes = density_point_bytes(with_values);
 	uint64_t	available = geoacc_gpu_memory_available();
+	uint32_t	all_tiles = tiles.tile_columns * tiles.tile_rows;
+	uint64_t	pack = std::min(all_tiles, DENSITY_PACK_TILES);
 	uint32_t	band_rows = g.rows;
 	uint32_t	batch = n;
 
 	if (n == 0)
 		return;
-	if (row_bytes * g.rows + point_bytes * n > available)
+	if (row_bytes * g.rows + point_bytes * n + density_pack_bytes(g, sizeof(T), pack) > available)
 	{
-		/* half the cap for cells, the rest for points (one more for the batch's predecessor) */
-		band_rows = (uint32_t) std::min<uint64_t>(g.rows, std::max<uint64_t>(1, available / 2 / row_bytes));
-		uint64_t	left = available > band_rows * row_bytes ? available - band_rows * row_bytes : 0;
+		/* a quarter of the cap for the tiles brought back, half the rest for cells, the rest for points */
+		uint64_t	tile_bytes = sizeof(uint32_t) + DENSITY_TILE_CELLS * sizeof(T);
+
+		pack = std::min<uint64_t>(pack, std::max<uint64_t>(1, available / 4 / tile_bytes));
+		uint64_t	pack_bytes = density_pack_bytes(g, sizeof(T), pack);
+		uint64_t	rest = available > pack_bytes ? available - pack_bytes : 0;
+
+		band_rows = (uint32_t) std::min<uint64_t>(g.rows, std::max<uint64_t>(1, rest / 2 / row_bytes));
+		uint64_t	left = rest > band_rows * row_bytes ? rest - band_rows * row_bytes : 0;
 
 		batch = (uint32_t) std::min<uint64_t>(n, std::max<uint64_t>(1, left / point_bytes - 1));
 	}
@@ -204,6 +317,9 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 	DeviceBuffer<double> d_xy(2 * (size_t) stored);
 	DeviceBuffer<uint8_t> d_flags(stored);
 	DeviceBuffer<double> d_values(with_values ? stored : 0);
+	DeviceBuffer<uint8_t> d_occupied(all_tiles);
+	DeviceBuffer<uint32_t> d_index(pack);
+	DeviceBuffer<T> d_pack(pack * DENSITY_TILE_CELLS);
 	GeoaccDensityPoints d_points = points;
 
 	d_points.xy = d_xy.data();
@@ -219,9 +335,9 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 	for (uint32_t row_first = 0; row_first < g.rows; row_first += band_rows)
 	{
 		uint32_t	row_end = std::min(g.rows, row_first + band_rows);
-		T		   *band = cells + (size_t) row_first * g.columns;
 
-		d_cells.upload(band, (size_t) (row_end - row_first) * g.columns);
+		GEOACC_CUDA_TRY(cudaMemsetAsync(d_cells.data(), 0, sizeof(T) * (row_end - row_first) * g.columns,
+										stream()));
 		for (uint32_t first = 0; first < n; first += batch)
 		{
 			uint32_t	end = std::min<uint64_t>(n, (uint64_t) first + batch);
@@ -243,7 +359,7 @@ density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 				sync_and_check_interrupt();
 			}
 		}
-		d_cells.download(band, (size_t) (row_end - row_first) * g.columns);
+		add_band_to_tiles(g, d_cells.data(), row_first, row_end, d_occupied, d_index, d_pack, tiles);
 	}
 }
 
@@ -306,8 +422,10 @@ template void density_convolve_device<uint32_t>(const uint32_t *, uint32_t, uint
 												 uint32_t, uint32_t, int);
 template void density_convolve_device<int64_t>(const int64_t *, uint32_t, uint32_t, uint32_t, double *,
 												uint32_t, uint32_t, int);
-template void density_project_gpu<uint32_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &, uint32_t *);
-template void density_project_gpu<int64_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &, int64_t *);
+template void density_project_gpu<uint32_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &,
+											 GeoaccDensityTiles &);
+template void density_project_gpu<int64_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &,
+											GeoaccDensityTiles &);
 template void density_convolve_gpu<uint32_t>(uint32_t, uint32_t, const uint32_t *, const double *, int, double *);
 template void density_convolve_gpu<int64_t>(uint32_t, uint32_t, const int64_t *, const double *, int, double *);
 

@@ -25,6 +25,7 @@
 
 #include "core.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -61,6 +62,33 @@ density_geometry(const GeoaccDensityGrid &grid, bool interpolate)
 						   grid.width + 2 * grid.margin, grid.height + 2 * grid.margin, interpolate};
 }
 
+/* The tiles of the cells (GeoaccDensityTiles). */
+constexpr uint32_t DENSITY_TILE = GEOACC_DENSITY_TILE;
+constexpr size_t DENSITY_TILE_CELLS = (size_t) DENSITY_TILE * DENSITY_TILE;
+
+/* Tiles of the GPU projection gathered and brought back at a time. */
+constexpr uint32_t DENSITY_PACK_TILES = 256;
+
+inline uint32_t
+density_tiles_across(uint64_t cells)
+{
+	return (uint32_t) ((cells + DENSITY_TILE - 1) / DENSITY_TILE);
+}
+
+/* Tile k of t, made (zeroed) when missing. */
+template <class T>
+inline T *
+density_tile(GeoaccDensityTiles &t, size_t k)
+{
+	if (t.tiles[k] == nullptr)
+	{
+		t.tiles[k] = t.allocate(t.context, DENSITY_TILE_CELLS * sizeof(T));
+		if (t.tiles[k] == nullptr)
+			fail(GEOACC_ERR_HOST_MEMORY, "out of host memory for a tile of density cells");
+	}
+	return static_cast<T *>(t.tiles[k]);
+}
+
 /* Device bytes of the projection per grid row of cells (of cell_size bytes each) and per point. */
 inline uint64_t
 density_row_bytes(const DensityGeometry &g, size_t cell_size)
@@ -84,6 +112,18 @@ density_convolve_bytes(uint32_t width, uint64_t rows, int size, size_t cell_size
 	uint64_t	grid_columns = (uint64_t) width + size - 1;
 
 	return (rows + size - 1) * grid_columns * cell_size + rows * width * sizeof(double);
+}
+
+/*
+ * Device bytes of the projection besides its band of cells and its points:
+ * a flag per tile, and `pack` tiles gathered to be brought back at a time.
+ */
+inline uint64_t
+density_pack_bytes(const DensityGeometry &g, size_t cell_size, uint64_t pack)
+{
+	uint64_t	tiles = (uint64_t) density_tiles_across(g.columns) * density_tiles_across(g.rows);
+
+	return tiles + std::min(tiles, pack) * (sizeof(uint32_t) + DENSITY_TILE_CELLS * cell_size);
 }
 
 /* The least a projection or a convolution is given on the GPU: bands of this many rows... */
@@ -286,7 +326,8 @@ void		density_kernel_weights(GeoaccDensityKernel kernel, int size, double *weigh
 
 /* GPU halves of the C ABI entry points (density_raster.cu). */
 template <class T>
-void		density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points, T *cells);
+void		density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points,
+								GeoaccDensityTiles &cells);
 template <class T>
 void		density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const double *weights,
 								 int size, double *out);

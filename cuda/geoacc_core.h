@@ -240,20 +240,43 @@ typedef struct GeoaccDensityPoints
 } GeoaccDensityPoints;
 
 /*
- * Add one to counts[] for every sample that falls in a cell of the grid
- * (mode SAMPLES, values unused).  Integers: the result does not depend on
- * the order of the additions.
+ * The cells a projection adds to, in tiles: the grid's (width + 2 margin) x
+ * (height + 2 margin) cells cut into GEOACC_DENSITY_TILE x
+ * GEOACC_DENSITY_TILE tiles, row-major, each tile's cells row-major (the
+ * last row and column of tiles reach past the grid; those cells stay zero).
+ * A tile is made, zeroed, by allocate() when a sample first falls in it, so
+ * the cells no sample reached cost nothing: a partial state of a few points
+ * (a parallel worker's, a Citus shard's) is as small as what it touched.
+ */
+#define GEOACC_DENSITY_TILE 64
+
+typedef struct GeoaccDensityTiles
+{
+	void	  **tiles;			/* tile_rows x tile_columns, NULL: every cell zero */
+	uint32_t	tile_columns;	/* ceil((width + 2 margin) / GEOACC_DENSITY_TILE) */
+	uint32_t	tile_rows;		/* ceil((height + 2 margin) / GEOACC_DENSITY_TILE) */
+	/* a zeroed tile of `bytes`, NULL when memory ran out */
+	void	   *(*allocate) (void *context, size_t bytes);
+	void	   *context;
+} GeoaccDensityTiles;
+
+/*
+ * Add one to the uint32_t counts of the tiles for every sample that falls
+ * in a cell of the grid (mode SAMPLES, values unused).  Integers: the
+ * result does not depend on the order of the additions.  On the GPU no
+ * tile is made or changed until the device memory is held, so a
+ * GEOACC_ERR_DEVICE_MEMORY leaves them as they were.
  */
 GeoaccStatus geoacc_density_project(GeoaccDevice device, const GeoaccDensityGrid *grid,
-									const GeoaccDensityPoints *points, uint32_t *counts);
+									const GeoaccDensityPoints *points, GeoaccDensityTiles *counts);
 
 /*
  * The same with values: each sample adds its value in fixed point,
- * floor(value * 2^32 / shares + 0.5), to sums[] (values finite, >= 0 and
- * below 2^27, so that no amount passes 2^59).
+ * floor(value * 2^32 / shares + 0.5), to the int64_t sums of the tiles
+ * (values finite, >= 0 and below 2^27, so that no amount passes 2^59).
  */
 GeoaccStatus geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid,
-										   const GeoaccDensityPoints *points, int64_t *sums);
+										   const GeoaccDensityPoints *points, GeoaccDensityTiles *sums);
 
 /*
  * Device memory of a projection of npoints points on the GPU (with_values:

@@ -7,9 +7,11 @@
  * raster WKB (and, through the geoacc_raster extension, as gpu_density_rast,
  * a PostGIS raster).  Its state holds the cells of the raster and of a
  * margin around it as wide as the kernel's reach (integer counts, or
- * fixed-point sums for weights and the time mode) and a chunk of points not
- * yet projected; a full chunk is projected on the chosen device, so memory
- * stays bounded by the raster plus one chunk whatever the number of rows.
+ * fixed-point sums for weights and the time mode), in tiles made when a
+ * sample first falls in them, and a chunk of points not yet projected; a
+ * full chunk is projected on the chosen device, so memory stays bounded by
+ * the raster plus one chunk whatever the number of rows, and a partial
+ * state (a parallel worker's, a Citus shard's) by the tiles it touched.
  *
  * The state's type is geoacc_density_state, not internal, so that Citus
  * splits the aggregate into partials on its workers and a combine on the
@@ -100,14 +102,15 @@ typedef struct DensityHeader
 
 /*
  * The state, an expanded object whose memory context holds everything:
- * cells are uint32 counts, or int64 fixed-point sums (StateHasSums); points
- * are buffered with their values until a projection.
+ * cells are uint32 counts, or int64 fixed-point sums (StateHasSums), in
+ * tiles (GeoaccDensityTiles); points are buffered with their values until
+ * a projection.
  */
 typedef struct DensityState
 {
 	ExpandedObjectHeader eoh;	/* first, as utils/expandeddatum.h requires */
 	DensityHeader h;
-	void	   *cells;			/* (height + 2 margin) rows of width + 2 margin, row 0 = north */
+	GeoaccDensityTiles cells;	/* (height + 2 margin) rows of width + 2 margin, row 0 = north */
 	uint32		npoints;
 	uint32		capacity;
 	uint32		chunk_max;
@@ -306,18 +309,33 @@ StateHasSums(const DensityArgs *args)
 	return args->weighted || args->mode == GEOACC_DENSITY_TIME;
 }
 
-/* Cells of the grid: the raster and its margin. */
-static size_t
-GridCells(const DensityArgs *args)
+/* Columns and rows of the grid's cells: the raster and its margin. */
+static uint32
+GridColumns(const DensityArgs *args)
 {
-	return (size_t) (args->grid.width + 2 * args->grid.margin) * (args->grid.height + 2 * args->grid.margin);
+	return args->grid.width + 2 * args->grid.margin;
+}
+
+static uint32
+GridRows(const DensityArgs *args)
+{
+	return args->grid.height + 2 * args->grid.margin;
 }
 
 static size_t
-CellBytes(const DensityArgs *args)
+GridCells(const DensityArgs *args)
 {
-	return GridCells(args) * (StateHasSums(args) ? sizeof(int64) : sizeof(uint32));
+	return (size_t) GridColumns(args) * GridRows(args);
 }
+
+static size_t
+CellSize(const DensityArgs *args)
+{
+	return StateHasSums(args) ? sizeof(int64) : sizeof(uint32);
+}
+
+#define TILE GEOACC_DENSITY_TILE
+#define TILE_CELLS (TILE * TILE)
 
 /* The largest value a cell may reach. */
 static uint64
@@ -326,11 +344,85 @@ CellLimit(const DensityArgs *args)
 	return StateHasSums(args) ? (uint64) PG_INT64_MAX : (uint64) PG_UINT32_MAX;
 }
 
+static size_t
+TileCount(const DensityState *state)
+{
+	return (size_t) state->cells.tile_rows * state->cells.tile_columns;
+}
+
+/* Cell j of a tile. */
+static uint64
+TileValue(const DensityState *state, const void *tile, size_t j)
+{
+	return StateHasSums(&state->h.args) ? (uint64) ((const int64 *) tile)[j] : ((const uint32 *) tile)[j];
+}
+
+/* Where grid cell i (row-major) lives: its tile's index, and its place in the tile. */
+static size_t
+CellTile(const DensityState *state, size_t i, size_t *place)
+{
+	uint32		columns = GridColumns(&state->h.args);
+	size_t		row = i / columns;
+	uint32		column = i % columns;
+
+	*place = (row % TILE) * TILE + column % TILE;
+	return (row / TILE) * state->cells.tile_columns + column / TILE;
+}
+
 static uint64
 CellValue(const DensityState *state, size_t i)
 {
-	return StateHasSums(&state->h.args) ? (uint64) ((const int64 *) state->cells)[i]
-		: ((const uint32 *) state->cells)[i];
+	size_t		place;
+	const void *tile = state->cells.tiles[CellTile(state, i, &place)];
+
+	return tile == NULL ? 0 : TileValue(state, tile, place);
+}
+
+/*
+ * The first cell from i on (before n, else n) that is nonzero, or with
+ * `nonzero` the first that is zero: a missing tile's cells of a row are
+ * passed over at once.
+ */
+static size_t
+SkipCells(const DensityState *state, size_t i, size_t n, bool nonzero)
+{
+	uint32		columns = GridColumns(&state->h.args);
+
+	while (i < n)
+	{
+		size_t		place;
+		const void *tile = state->cells.tiles[CellTile(state, i, &place)];
+		uint32		column = i % columns;
+		uint32		run = Min(columns, (column / TILE + 1) * TILE) - column;	/* to the tile's east edge */
+
+		if (tile == NULL)
+		{
+			if (nonzero)
+				return i;
+			i += run;
+			continue;
+		}
+		for (uint32 j = 0; j < run; j++, i++)
+			if ((TileValue(state, tile, place + j) != 0) != nonzero)
+				return i;
+	}
+	return n;
+}
+
+/* A zeroed tile in the state's context (the core's allocator: NULL when memory ran out). */
+static void *
+TileAllocate(void *context, size_t bytes)
+{
+	return MemoryContextAllocExtended((MemoryContext) context, bytes, MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+}
+
+/* Tile k of the state, made when missing. */
+static void *
+StateTile(DensityState *state, size_t k)
+{
+	if (state->cells.tiles[k] == NULL)
+		state->cells.tiles[k] = MemoryContextAllocZero(state->eoh.eoh_context, TILE_CELLS * CellSize(&state->h.args));
+	return state->cells.tiles[k];
 }
 
 static uint32
@@ -360,7 +452,11 @@ StateCreate(MemoryContext parent, const DensityHeader *h)
 	EOH_init_header(&state->eoh, &density_state_methods, context);
 	state->h = *h;
 	state->chunk_max = ChunkMaxPoints();
-	state->cells = MemoryContextAllocZero(context, CellBytes(&h->args));
+	state->cells.tile_columns = (GridColumns(&h->args) + TILE - 1) / TILE;
+	state->cells.tile_rows = (GridRows(&h->args) + TILE - 1) / TILE;
+	state->cells.tiles = MemoryContextAllocZero(context, sizeof(void *) * TileCount(state));
+	state->cells.allocate = TileAllocate;
+	state->cells.context = context;
 	return state;
 }
 
@@ -369,8 +465,9 @@ MaxCell(const DensityState *state)
 {
 	uint64		max = 0;
 
-	for (size_t i = 0; i < GridCells(&state->h.args); i++)
-		max = Max(max, CellValue(state, i));
+	for (size_t k = 0; k < TileCount(state); k++)
+		for (size_t j = 0; state->cells.tiles[k] != NULL && j < TILE_CELLS; j++)
+			max = Max(max, TileValue(state, state->cells.tiles[k], j));
 	return max;
 }
 
@@ -404,8 +501,8 @@ StateFlush(DensityState *state)
 	GeoaccCallReserve(&call, geoacc_density_project_need(&state->h.args.grid, state->npoints, sums));
 	do
 	{
-		status = sums ? geoacc_density_project_values(call.device, &state->h.args.grid, &points, state->cells)
-			: geoacc_density_project(call.device, &state->h.args.grid, &points, state->cells);
+		status = sums ? geoacc_density_project_values(call.device, &state->h.args.grid, &points, &state->cells)
+			: geoacc_density_project(call.device, &state->h.args.grid, &points, &state->cells);
 		/* the cells are added to: only a failure to allocate, before any was written, can run again */
 	} while (status == GEOACC_ERR_DEVICE_MEMORY && GeoaccRetryOnCpu(&call, status));
 	GeoaccCheck(status);
@@ -485,34 +582,44 @@ StateAppend(DensityState *state, double x, double y, uint8 flags, double value)
 	state->chunk_bound += bound;
 }
 
-/* Add the cells of b to a's (both flushed). */
+/* Add the cells of b to a's (both flushed, made with the same arguments): b's tiles that a lacks are copied. */
 static void
 StateAddCells(DensityState *a, const DensityState *b)
 {
-	size_t		n = GridCells(&a->h.args);
-
-	if (StateHasSums(&a->h.args))
+	for (size_t k = 0; k < TileCount(a); k++)
 	{
-		int64	   *x = a->cells;
-		const int64 *y = b->cells;
+		const void *from = b->cells.tiles[k];
 
-		for (size_t i = 0; i < n; i++)
+		if (from == NULL)
+			continue;
+		if (a->cells.tiles[k] == NULL)
 		{
-			if (y[i] > PG_INT64_MAX - x[i])
-				CellOverflow(a);
-			x[i] += y[i];
+			memcpy(StateTile(a, k), from, TILE_CELLS * CellSize(&a->h.args));
+			continue;
 		}
-	}
-	else
-	{
-		uint32	   *x = a->cells;
-		const uint32 *y = b->cells;
-
-		for (size_t i = 0; i < n; i++)
+		if (StateHasSums(&a->h.args))
 		{
-			if ((uint64) x[i] + y[i] > PG_UINT32_MAX)
-				CellOverflow(a);
-			x[i] += y[i];
+			int64	   *x = a->cells.tiles[k];
+			const int64 *y = from;
+
+			for (size_t j = 0; j < TILE_CELLS; j++)
+			{
+				if (y[j] > PG_INT64_MAX - x[j])
+					CellOverflow(a);
+				x[j] += y[j];
+			}
+		}
+		else
+		{
+			uint32	   *x = a->cells.tiles[k];
+			const uint32 *y = from;
+
+			for (size_t j = 0; j < TILE_CELLS; j++)
+			{
+				if ((uint64) x[j] + y[j] > PG_UINT32_MAX)
+					CellOverflow(a);
+				x[j] += y[j];
+			}
 		}
 	}
 	a->h.cell_bound = Min(a->h.cell_bound + b->h.cell_bound, CellLimit(&a->h.args));
@@ -698,14 +805,9 @@ StateEncode(const DensityState *state, FlatWriter *w)
 	FlatPutHeader(w, &state->h);
 	for (size_t i = 0; i < n;)
 	{
-		size_t		nonzero = i,
-					end;
+		size_t		nonzero = SkipCells(state, i, n, false);
+		size_t		end = SkipCells(state, nonzero, n, true);
 
-		while (nonzero < n && CellValue(state, nonzero) == 0)
-			nonzero++;
-		end = nonzero;
-		while (end < n && CellValue(state, end) != 0)
-			end++;
 		FlatPutVarint(w, nonzero - i);
 		FlatPutVarint(w, end - nonzero);
 		for (size_t j = nonzero; j < end; j++)
@@ -736,14 +838,18 @@ FlatAddCells(FlatReader *r, const DensityHeader *h, DensityState *into)
 		for (uint64 j = 0; j < nonzero; j++, i++)
 		{
 			uint64		value = FlatGetVarint(r);
+			size_t		place;
+			void	   *tile;
 
 			if (value == 0 || value > h->cell_bound)
 				FlatCorrupt(r, "The state has a cell beyond its bound.");
 			if (into == NULL)
 				continue;
+			tile = StateTile(into, CellTile(into, i, &place));
+
 			if (sums)
 			{
-				int64	   *cell = (int64 *) into->cells + i;
+				int64	   *cell = (int64 *) tile + place;
 
 				if ((int64) value > PG_INT64_MAX - *cell)
 					CellOverflow(into);
@@ -751,7 +857,7 @@ FlatAddCells(FlatReader *r, const DensityHeader *h, DensityState *into)
 			}
 			else
 			{
-				uint32	   *cell = (uint32 *) into->cells + i;
+				uint32	   *cell = (uint32 *) tile + place;
 
 				if (value + *cell > PG_UINT32_MAX)
 					CellOverflow(into);
@@ -830,7 +936,7 @@ StateCopy(Datum datum, MemoryContext parent)
 	{
 		StateFlush(state);
 		copy = StateCreate(parent, &state->h);
-		memcpy(copy->cells, state->cells, CellBytes(&state->h.args));
+		StateAddCells(copy, state);
 		return copy;
 	}
 	flat = PG_DETOAST_DATUM(datum);
@@ -923,9 +1029,8 @@ WarnIfEmpty(const DensityState *state)
 {
 	if (state->h.cell_bound == 0)	/* no point was read at all */
 		return;
-	for (size_t i = 0; i < GridCells(&state->h.args); i++)
-		if (CellValue(state, i) != 0)
-			return;
+	if (SkipCells(state, 0, GridCells(&state->h.args), false) < GridCells(&state->h.args))
+		return;
 	ereport(WARNING,
 			(errmsg("no point of the %lld rows fell inside the extent", (long long) state->h.rows),
 			 errdetail("The extent is BOX(%.17g %.17g,%.17g %.17g); the rows have SRID %d.",
@@ -934,31 +1039,57 @@ WarnIfEmpty(const DensityState *state)
 			 errhint("Check that the extent is in the rows' coordinates.")));
 }
 
+/* The grid's cells in one row-major array (palloc'd), for the convolution. */
+static void *
+DenseCells(const DensityState *state)
+{
+	const DensityArgs *args = &state->h.args;
+	size_t		size = CellSize(args);
+	uint32		columns = GridColumns(args);
+	uint32		rows = GridRows(args);
+	char	   *cells = palloc_extended(GridCells(args) * size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	for (uint32 tr = 0; tr < state->cells.tile_rows; tr++)
+		for (uint32 tc = 0; tc < state->cells.tile_columns; tc++)
+		{
+			const char *tile = state->cells.tiles[(size_t) tr * state->cells.tile_columns + tc];
+			uint32		width = Min(TILE, columns - tc * TILE);
+
+			for (uint32 r = 0; tile != NULL && r < TILE && tr * TILE + r < rows; r++)
+				memcpy(cells + ((size_t) (tr * TILE + r) * columns + tc * TILE) * size,
+					   tile + (size_t) r * TILE * size, width * size);
+		}
+	return cells;
+}
+
 /* The raster's pixels: the buffered points projected, the cells convolved (palloc'd, height * width). */
 static double *
 StatePixels(DensityState *state)
 {
 	const DensityArgs *args = &state->h.args;
 	double	   *pixels = palloc(sizeof(double) * args->grid.width * args->grid.height);
+	void	   *cells;
 	GeoaccCall	call;
 	GeoaccStatus status;
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	StateFlush(state);
 	WarnIfEmpty(state);
+	cells = DenseCells(state);
 	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height);
 	GeoaccCallReserve(&call, geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
 														  StateHasSums(args)));
 	do
 	{
 		status = StateHasSums(args)
-			? geoacc_density_convolve_sums(call.device, args->grid.width, args->grid.height, state->cells,
+			? geoacc_density_convolve_sums(call.device, args->grid.width, args->grid.height, cells,
 										   args->kernel, args->kernel_size, pixels)
-			: geoacc_density_convolve(call.device, args->grid.width, args->grid.height, state->cells,
+			: geoacc_density_convolve(call.device, args->grid.width, args->grid.height, cells,
 									  args->kernel, args->kernel_size, pixels);
 	} while (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status));
 	GeoaccCheck(status);
 	GeoaccCallEnd(&call);
+	pfree(cells);
 	return pixels;
 }
 

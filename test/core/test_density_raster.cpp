@@ -64,13 +64,91 @@ grid_cells(const GeoaccDensityGrid &g)
 	return (size_t) (g.width + 2 * g.margin) * (g.height + 2 * g.margin);
 }
 
+/* A grid's cells in tiles (GeoaccDensityTiles), made with calloc; from and to one row-major array. */
+template <class T>
+struct Tiles
+{
+	GeoaccDensityGrid grid;
+	std::vector<void *> tiles;
+	GeoaccDensityTiles core;
+
+	static void *allocate(void *, size_t bytes) { return calloc(1, bytes); }
+
+	explicit Tiles(const GeoaccDensityGrid &g, const std::vector<T> &cells = {}) : grid(g)
+	{
+		uint32_t	columns = g.width + 2 * g.margin;
+		uint32_t	rows = g.height + 2 * g.margin;
+
+		core.tile_columns = (columns + GEOACC_DENSITY_TILE - 1) / GEOACC_DENSITY_TILE;
+		core.tile_rows = (rows + GEOACC_DENSITY_TILE - 1) / GEOACC_DENSITY_TILE;
+		tiles.assign((size_t) core.tile_columns * core.tile_rows, nullptr);
+		core.tiles = tiles.data();
+		core.allocate = allocate;
+		core.context = nullptr;
+		for (size_t i = 0; i < cells.size(); i++)
+			if (cells[i] != 0)
+				*cell(i / columns, i % columns, true) = cells[i];
+	}
+	~Tiles()
+	{
+		for (void *t : tiles)
+			free(t);
+	}
+	Tiles(const Tiles &) = delete;
+	Tiles &operator=(const Tiles &) = delete;
+
+	T		   *cell(uint32_t row, uint32_t column, bool make)
+	{
+		void	  *&t = tiles[(size_t) (row / GEOACC_DENSITY_TILE) * core.tile_columns + column / GEOACC_DENSITY_TILE];
+
+		if (t == nullptr && make)
+			t = allocate(nullptr, sizeof(T) * GEOACC_DENSITY_TILE * GEOACC_DENSITY_TILE);
+		return t == nullptr ? nullptr : static_cast<T *>(t) + (row % GEOACC_DENSITY_TILE) * GEOACC_DENSITY_TILE
+			+ column % GEOACC_DENSITY_TILE;
+	}
+	std::vector<T> cells()
+	{
+		uint32_t	columns = grid.width + 2 * grid.margin;
+		std::vector<T> out(grid_cells(grid), 0);
+
+		for (size_t i = 0; i < out.size(); i++)
+		{
+			T		   *c = cell(i / columns, i % columns, false);
+
+			out[i] = c == nullptr ? 0 : *c;
+		}
+		return out;
+	}
+	size_t		made() const { return tiles.size() - std::count(tiles.begin(), tiles.end(), nullptr); }
+};
+
+/* counts += the projection of p (the tiles' cells, from and to row-major arrays) */
+void
+project_into(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
+			 std::vector<uint32_t> &counts)
+{
+	Tiles<uint32_t> t(grid, counts);
+
+	CHECK_OK(geoacc_density_project(device, &grid, &pts, &t.core));
+	counts = t.cells();
+}
+
+void
+project_into(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
+			 std::vector<int64_t> &sums)
+{
+	Tiles<int64_t> t(grid, sums);
+
+	CHECK_OK(geoacc_density_project_values(device, &grid, &pts, &t.core));
+	sums = t.cells();
+}
+
 std::vector<uint32_t>
 project(GeoaccDevice device, const GeoaccDensityGrid &grid, const Points &p, bool interpolate = true)
 {
 	std::vector<uint32_t> counts(grid_cells(grid), 0);
-	GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
 
-	CHECK_OK(geoacc_density_project(device, &grid, &pts, counts.data()));
+	project_into(device, grid, p.core(GEOACC_DENSITY_SAMPLES, interpolate, false), counts);
 	return counts;
 }
 
@@ -79,9 +157,8 @@ project_values(GeoaccDevice device, const GeoaccDensityGrid &grid, const Points 
 			   bool interpolate = true)
 {
 	std::vector<int64_t> sums(grid_cells(grid), 0);
-	GeoaccDensityPoints pts = p.core(mode, interpolate, true);
 
-	CHECK_OK(geoacc_density_project_values(device, &grid, &pts, sums.data()));
+	project_into(device, grid, p.core(mode, interpolate, true), sums);
 	return sums;
 }
 
@@ -679,7 +756,11 @@ TEST(density_bad_arguments)
 	uint8_t		join[] = {GEOACC_DENSITY_JOIN};
 	uint8_t		count[] = {GEOACC_DENSITY_COUNT};
 	uint32_t	counts[16] = {0};
-	int64_t		sums[16] = {0};
+	Tiles<uint32_t> count_tiles(grid);
+	Tiles<int64_t> sum_tiles(grid);
+	GeoaccDensityTiles *tiles = &count_tiles.core,
+			   *sums = &sum_tiles.core;
+	GeoaccDensityTiles too_few = count_tiles.core;
 	double		w[64 * 64];
 	GeoaccDensityPoints joined{xy, join, nullptr, 1, GEOACC_DENSITY_SAMPLES, true};
 	GeoaccDensityPoints none{xy, join, nullptr, 0, GEOACC_DENSITY_SAMPLES, true};
@@ -687,12 +768,15 @@ TEST(density_bad_arguments)
 	GeoaccDensityPoints negative{xy, count, bad_values, 1, GEOACC_DENSITY_SAMPLES, true};
 	GeoaccDensityPoints huge{xy, count, huge_values, 1, GEOACC_DENSITY_TIME, true};
 
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &joined, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &flat, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &no_cells, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &wide_margin, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &tiny_cells, &none, counts) == GEOACC_ERR_INVALID_ARGUMENT);
-	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &time_unweighted, counts) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &joined, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &flat, &none, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &no_cells, &none, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &wide_margin, &none, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &tiny_cells, &none, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &time_unweighted, tiles) == GEOACC_ERR_INVALID_ARGUMENT);
+	too_few.tile_rows--;	/* tiles that are not the grid's */
+	CHECK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &none, &too_few) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(count_tiles.made() == 0);
 	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &none, sums) == GEOACC_ERR_INVALID_ARGUMENT);
 	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &negative, sums) == GEOACC_ERR_INVALID_ARGUMENT);
 	CHECK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &huge, sums) == GEOACC_ERR_INVALID_ARGUMENT);
@@ -723,20 +807,54 @@ TEST(gpu_density_projection_matches_cpu)
 				GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
 				std::vector<uint32_t> cpu = base, gpu = base;
 
-				CHECK_OK(geoacc_density_project(GEOACC_DEVICE_CPU, &grid, &pts, cpu.data()));
-				CHECK_OK(geoacc_density_project(GEOACC_DEVICE_GPU, &grid, &pts, gpu.data()));
+				project_into(GEOACC_DEVICE_CPU, grid, pts, cpu);
+				project_into(GEOACC_DEVICE_GPU, grid, pts, gpu);
 				CHECK(cpu == gpu);
 				for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
 				{
 					GeoaccDensityPoints vpts = p.core(mode, interpolate, true);
 					std::vector<int64_t> cpu_sums = base_sums, gpu_sums = base_sums;
 
-					CHECK_OK(geoacc_density_project_values(GEOACC_DEVICE_CPU, &grid, &vpts, cpu_sums.data()));
-					CHECK_OK(geoacc_density_project_values(GEOACC_DEVICE_GPU, &grid, &vpts, gpu_sums.data()));
+					project_into(GEOACC_DEVICE_CPU, grid, vpts, cpu_sums);
+					project_into(GEOACC_DEVICE_GPU, grid, vpts, gpu_sums);
 					CHECK(cpu_sums == gpu_sums);
 				}
 			}
 		}
+}
+
+/* Only the tiles a sample fell in are made, on either device. */
+void
+check_tiles_made(GeoaccDevice device)
+{
+	GeoaccDensityGrid grid{0, 0, 1000, 1000, 1000, 1000, 3};	/* 1006 x 1006 cells: 16 x 16 tiles */
+	Points		p;
+	Tiles<uint32_t> counts(grid);
+	Tiles<int64_t> sums(grid);
+	GeoaccDensityPoints pts,
+				vpts;
+
+	p.track({{10.5, 990.5}, {20.5, 980.5}});	/* cells (12..22, 12..22): tile (0, 0) */
+	p.track({{700.5, 300.5}, {700.5, 300.5}});	/* row 702, column 703: tile (10, 10) */
+	pts = p.core(GEOACC_DENSITY_SAMPLES, true, false);
+	vpts = p.core(GEOACC_DENSITY_TIME, true, true);
+	CHECK_OK(geoacc_density_project(device, &grid, &pts, &counts.core));
+	CHECK_OK(geoacc_density_project_values(device, &grid, &vpts, &sums.core));
+	CHECK(counts.made() == 2 && sums.made() == 2);
+	CHECK(counts.tiles[0] != nullptr && counts.tiles[10 * 16 + 10] != nullptr);
+	CHECK(*counts.cell(702, 703, false) == 2 && *counts.cell(12, 13, false) == 1);
+	CHECK(counts.cells() == project(GEOACC_DEVICE_CPU, grid, p));
+}
+
+TEST(density_projection_makes_only_touched_tiles)
+{
+	check_tiles_made(GEOACC_DEVICE_CPU);
+}
+
+TEST(gpu_density_projection_makes_only_touched_tiles)
+{
+	REQUIRE_GPU();
+	check_tiles_made(GEOACC_DEVICE_GPU);
 }
 
 TEST(gpu_density_projection_in_bands_and_batches)
@@ -748,7 +866,7 @@ TEST(gpu_density_projection_in_bands_and_batches)
 	std::vector<int64_t> cpu_time = project_values(GEOACC_DEVICE_CPU, grid, p, GEOACC_DENSITY_TIME);
 
 	/* caps below the raster (bands) and below the points (batches) */
-	for (uint64_t cap : {8000000ull, 1000000ull, 200000ull, 60000ull})
+	for (uint64_t cap : {8000000ull, 1000000ull, 300000ull, 120000ull})
 	{
 		geoacc_gpu_set_memory_limit(cap);
 		CHECK(project(GEOACC_DEVICE_GPU, grid, p) == cpu);
@@ -826,10 +944,13 @@ TEST(density_device_need)
 	GeoaccDeviceNeed sums = geoacc_density_project_need(&grid, 100000, 1);
 	GeoaccDeviceNeed few = geoacc_density_project_need(&grid, 10, 0);
 
-	/* cells of (1000 + 14) x (700 + 14); per point x, y, flags (and a value) */
-	CHECK(counts.bytes == 1014ull * 714 * 4 + 100000ull * 17);
-	CHECK(sums.bytes == 1014ull * 714 * 8 + 100000ull * 25);
-	CHECK(counts.least == 1014ull * 64 * 4 + 100001ull * 17);
+	/*
+	 * cells of (1000 + 14) x (700 + 14); per point x, y, flags (and a value); a flag for each of the 16 x 12
+	 * tiles, and all 192 tiles gathered to be brought back (their indices and cells), or at least one
+	 */
+	CHECK(counts.bytes == 1014ull * 714 * 4 + 100000ull * 17 + 192 + 192 * (4 + 4096 * 4));
+	CHECK(sums.bytes == 1014ull * 714 * 8 + 100000ull * 25 + 192 + 192 * (4 + 4096 * 8));
+	CHECK(counts.least == 1014ull * 64 * 4 + 100001ull * 17 + 192 + (4 + 4096 * 4));
 	CHECK(few.least < few.bytes && few.bytes < counts.bytes);
 
 	/* a band of 64 raster rows with its 30 halo rows, and its output */

@@ -19,11 +19,12 @@ OUT=${OUT:-/tmp/geoacc-out}
 CASES=${CASES:-200}
 port=${PORT:-5447}
 data=/tmp/fuzz-sanitizer
-PGBIN=/usr/lib/postgresql/15/bin
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 SANITIZER=${SANITIZER_BIN:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+# the server and the sanitized backends run as pgrun, who may not reach $OUT: they write to $logs, copied at the end
+logs=/tmp/fuzz-sanitizer-logs
 mkdir -p "$OUT"
-chmod 777 "$OUT"
-rm -f "$OUT"/fuzz_sanitizer.*.log
+rm -rf "$logs" && mkdir -p "$logs" && chmod 777 "$logs"
 
 [ -x "$PGBIN/postgres" ] || { echo "fuzz_sanitizer: PostgreSQL is not unpacked (run test/device/run.sh first)"; exit 1; }
 [ -x "$SANITIZER" ] || { echo "fuzz_sanitizer: compute-sanitizer not found"; exit 1; }
@@ -34,8 +35,8 @@ rm -rf "$data" && mkdir -p "$data" && chown pgrun "$data"
 as_pgrun "initdb -D $data -A trust -U postgres" >/dev/null || exit 1
 
 # the database, the extension and the harness's functions, through a normal server
-as_pgrun "pg_ctl -D $data -l $OUT/fuzz_sanitizer_server.log -w start -o \"-p $port -k /tmp -c listen_addresses=''\"" \
-	>/dev/null || { tail -20 "$OUT/fuzz_sanitizer_server.log"; exit 1; }
+as_pgrun "pg_ctl -D $data -l $logs/fuzz_sanitizer_server.log -w start -o \"-p $port -k /tmp -c listen_addresses=''\"" \
+	>/dev/null || { tail -20 "$logs/fuzz_sanitizer_server.log"; exit 1; }
 export PGHOST=/tmp PGPORT=$port PGUSER=postgres
 "$PGBIN/createdb" geoacc_fuzz
 "$PGBIN/psql" -X -q -d geoacc_fuzz -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
@@ -49,17 +50,18 @@ harness=$(mktemp -d)
 cp -r test/fuzz "$harness/" && chmod -R a+rX "$harness"
 as_pgrun "timeout ${FUZZ_TIMEOUT:-1500} python3 $harness/fuzz/fuzz.py --database geoacc_fuzz --cases $CASES \
 	--settings \"SET geoacc.device = 'gpu'\" --single $data \
-	--wrap '$SANITIZER --tool memcheck --leak-check full --print-limit 50 --log-file $OUT/fuzz_sanitizer.%p.log'" \
+	--wrap '$SANITIZER --tool memcheck --leak-check full --print-limit 50 --log-file $logs/fuzz_sanitizer.%p.log'" \
 	> "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
 grep -E '^fuzz: |^FAIL' "$OUT/fuzz_sanitizer_fuzz.log" | tail -20
 rm -rf "$harness"
+cp "$logs"/* "$OUT/" 2>/dev/null
 
 families=$(grep -c '^fuzz: .* cases, ' "$OUT/fuzz_sanitizer_fuzz.log")
 batches=$((families * ((CASES + 199) / 200)))
-followed=$(grep -l 'ERROR SUMMARY' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | wc -l)
-errors=$(grep -h 'ERROR SUMMARY' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | awk '{ n += $4 } END { print n + 0 }')
+followed=$(grep -l 'ERROR SUMMARY' "$logs"/fuzz_sanitizer.*.log 2>/dev/null | wc -l)
+errors=$(grep -h 'ERROR SUMMARY' "$logs"/fuzz_sanitizer.*.log 2>/dev/null | awk '{ n += $4 } END { print n + 0 }')
 echo "fuzz_sanitizer: $batches batches in single-user backends, $followed sanitizer logs; ERROR SUMMARY total: $errors errors"
-grep -h -B2 -A12 'Invalid\|Leaked\|Program hit' "$OUT"/fuzz_sanitizer.*.log 2>/dev/null | head -60
+grep -h -B2 -A12 'Invalid\|Leaked\|Program hit' "$logs"/fuzz_sanitizer.*.log 2>/dev/null | head -60
 [ "$batches" -gt 0 ] && [ "$followed" -ge "$batches" ] \
 	|| { echo "fuzz_sanitizer: FAILED: fewer sanitizer logs than batches"; status=1; }
 [ "$errors" = 0 ] || { echo "fuzz_sanitizer: FAILED: memcheck reported errors"; status=1; }
