@@ -48,7 +48,12 @@ status=0
 # the harness where that user can read it (the repository may sit in a home it cannot enter)
 harness=$(mktemp -d)
 cp -r test/fuzz "$harness/" && chmod -R a+rX "$harness"
+# the families that reach the GPU: compression_stats never makes a CUDA call (the sanitizer then logs no
+# summary, only "terminated before first instrumented API call", and exits with 255)
+functions=$(python3 -c "import sys; sys.path.insert(0, 'test/fuzz'); import fuzz
+print(','.join(f for f in fuzz.FUNCTIONS if f != 'compression_stats'))")
 as_pgrun "timeout ${FUZZ_TIMEOUT:-1500} python3 $harness/fuzz/fuzz.py --database geoacc_fuzz --cases $CASES \
+	--functions $functions \
 	--settings \"SET geoacc.device = 'gpu'\" --single $data \
 	--wrap '$SANITIZER --tool memcheck --leak-check full --print-limit 50 --log-file $logs/fuzz_sanitizer.%p.log'" \
 	> "$OUT/fuzz_sanitizer_fuzz.log" 2>&1 || status=1
