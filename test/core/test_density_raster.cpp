@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -122,25 +123,18 @@ struct Tiles
 	size_t		made() const { return tiles.size() - std::count(tiles.begin(), tiles.end(), nullptr); }
 };
 
-/* counts += the projection of p (the tiles' cells, from and to row-major arrays) */
+/* cells += the projection of pts: counts (uint32_t) or sums (int64_t), through tiles, from and to row-major arrays */
+template <class T>
 void
-project_into(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
-			 std::vector<uint32_t> &counts)
+project_into(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts, std::vector<T> &cells)
 {
-	Tiles<uint32_t> t(grid, counts);
+	Tiles<T>	t(grid, cells);
 
-	CHECK_OK(geoacc_density_project(device, &grid, &pts, &t.core));
-	counts = t.cells();
-}
-
-void
-project_into(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
-			 std::vector<int64_t> &sums)
-{
-	Tiles<int64_t> t(grid, sums);
-
-	CHECK_OK(geoacc_density_project_values(device, &grid, &pts, &t.core));
-	sums = t.cells();
+	if constexpr (std::is_same_v<T, int64_t>)
+		CHECK_OK(geoacc_density_project_values(device, &grid, &pts, &t.core));
+	else
+		CHECK_OK(geoacc_density_project(device, &grid, &pts, &t.core));
+	cells = t.cells();
 }
 
 std::vector<uint32_t>
