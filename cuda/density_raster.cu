@@ -259,14 +259,10 @@ add_band_to_tiles(const DensityGeometry &g, const T *d_band, uint32_t row_first,
 		{
 			size_t		k = (size_t) tile_row_first * tiles.tile_columns + index[first + j];
 			const T    *from = pack.data() + (size_t) j * DENSITY_TILE_CELLS;
-			bool		fresh = tiles.tiles[k] == nullptr;
-			T		   *to = density_tile<T>(tiles, k);
+			T		   *to = density_tile<T>(tiles, k);	/* made zeroed when missing */
 
-			if (fresh)
-				std::copy(from, from + DENSITY_TILE_CELLS, to);
-			else
-				for (size_t i = 0; i < DENSITY_TILE_CELLS; i++)
-					to[i] += from[i];
+			for (size_t i = 0; i < DENSITY_TILE_CELLS; i++)
+				to[i] += from[i];
 		}
 		check_interrupt();
 	}
