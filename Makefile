@@ -107,7 +107,8 @@ NVCC_FLAGS = -std=c++17 -O3 --fmad=false --threads 0 $(GENCODE) $(CORE_DEFS) \
 			 -Xcompiler -fPIC,-fvisibility=hidden,-ffp-contract=off,-Wall,-Wextra
 
 PG_CPPFLAGS = -Icuda -DGEOACC_VERSION='"$(EXTVERSION)"'
-PG_CFLAGS = -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+# a function used without its declaration is an error in every build: it would link, then fail to load
+PG_CFLAGS = -Werror=implicit-function-declaration -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # GEOACC_WERROR=1 (CI): every warning of the C, C++ and CUDA compilers is an error
 ifeq ($(GEOACC_WERROR),1)
 PG_CFLAGS += -Werror

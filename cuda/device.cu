@@ -113,7 +113,13 @@ require_gpu()
 
 	if (err != cudaSuccess || count == 0)
 	{
-		if (err != cudaSuccess)
+		int			driver = 0;
+
+		/* no driver at all is "insufficient" too; the driver version (0: none) tells the two apart */
+		if (err == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+			snprintf(absent_reason, sizeof(absent_reason),
+					 "no NVIDIA driver was found (the CUDA driver library libcuda.so.1 could not be loaded)");
+		else if (err != cudaSuccess)
 			snprintf(absent_reason, sizeof(absent_reason), "CUDA reports %s: %s",
 					 cudaGetErrorName(err), cudaGetErrorString(err));
 		else

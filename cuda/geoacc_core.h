@@ -633,9 +633,15 @@ void		geoacc_mesh_result_free(GeoaccMeshResult *result);
 double		geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n);
 
 /*
- * The nx * ny * nz tiles of an extent, boxes[(ix * ny + iy) * nz + iz],
- * with the planes of geoacc_grid_plane().
+ * Tile (ix, iy, iz) of the nx * ny * nz tiles of an extent, with the planes
+ * of geoacc_grid_plane().  An extent whose width along an axis times the
+ * tiles along it is not a finite double (an infinite bound, or a product
+ * that overflows) has no such planes and is refused.
  */
+GeoaccStatus geoacc_grid_tile(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, uint32_t ix,
+							  uint32_t iy, uint32_t iz, GeoaccBox *box);
+
+/* All nx * ny * nz tiles of an extent, boxes[(ix * ny + iy) * nz + iz]. */
 GeoaccStatus geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, GeoaccBox *boxes);
 
 /*
@@ -711,8 +717,8 @@ GeoaccStatus geoacc_glb_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *
 
 /*
  * Position reports (fixes) of moving objects, in any order: fix i puts
- * object object_ids[i] at (x[i], y[i]) at time t[i] (seconds).  Times and
- * coordinates must be finite.
+ * object object_ids[i] at (x[i], y[i]) at time t[i] (in the rules'
+ * time_unit).  Times and coordinates must be finite.
  */
 typedef struct GeoaccFixes
 {
@@ -725,10 +731,14 @@ typedef struct GeoaccFixes
 
 /*
  * How fixes become trajectories.  Within an object, in time order, a new
- * part starts at a fix that comes more than max_gap seconds after the one
- * before, or that the object could only have reached from the one before
- * faster than max_speed (SRID units per second): sqrt(dx^2 + dy^2) / dt >
- * max_speed.  INFINITY turns either rule off.
+ * part starts at a fix that comes more than max_gap after the one before
+ * (both in time_unit), or that the object could only have reached from the
+ * one before faster than max_speed (SRID units per second): sqrt(dx^2 +
+ * dy^2) / (dt / time_unit) > max_speed.  INFINITY turns either rule off.
+ * time_unit is how many units of t make a second: 1 (or 0) for seconds;
+ * 1e6 for timestamps' microseconds, whole numbers, so that gaps compare to
+ * the microsecond as PostgreSQL compares intervals.  The parts' m is in
+ * seconds, t / time_unit.
  */
 typedef struct GeoaccTrajectoryRules
 {
@@ -737,6 +747,7 @@ typedef struct GeoaccTrajectoryRules
 	int			simplify;		/* 1: Douglas-Peucker of each part with distance and tolerance */
 	GeoaccSimplifyDistance distance;	/* GEOACC_SIMPLIFY_PLANAR or GEOACC_SIMPLIFY_SYNCHRONIZED */
 	double		tolerance;		/* >= 0 */
+	double		time_unit;		/* units of t per second: 0 or 1 (seconds), or 1e6 (microseconds) */
 } GeoaccTrajectoryRules;
 
 /*

@@ -48,6 +48,9 @@ check_arguments(const GeoaccFixes &fixes, const GeoaccTrajectoryRules &rules)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "max_gap must be a non-negative number, not %g", rules.max_gap);
 	if (!(rules.max_speed >= 0))
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "max_speed must be a non-negative number, not %g", rules.max_speed);
+	if (!(rules.time_unit >= 0 && std::isfinite(rules.time_unit)))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "time_unit must be a positive number (0 for seconds), not %g",
+			 rules.time_unit);
 	if (rules.simplify)
 	{
 		if (rules.distance != GEOACC_SIMPLIFY_PLANAR && rules.distance != GEOACC_SIMPLIFY_SYNCHRONIZED)
@@ -79,6 +82,10 @@ finish_parts(GeoaccDevice device, const GeoaccTrajectoryRules &rules, PreparedFi
 	HostVector<uint8_t> keep;
 
 	offsets.push_back(nfixes);
+	/* times in seconds from here on: what m carries and what the synchronized distance interpolates */
+	if (time_unit(rules) != 1)
+		for (double &t : p.t)
+			t /= time_unit(rules);
 	if (rules.simplify)
 	{
 		GeoaccTrajectories batch{nparts, offsets.data(), p.x.data(), p.y.data(), nullptr,
@@ -238,7 +245,7 @@ prepare_fixes_cpu(const GeoaccFixes &f, const GeoaccTrajectoryRules &rules, Prep
 
 		if (u == base || kept->object != object_key(out.part_objects.back()) ||
 			starts_part(out.t[u - 1], out.x[u - 1], out.y[u - 1], t, kept->x, kept->y, rules.max_gap,
-						rules.max_speed))
+						rules.max_speed, time_unit(rules)))
 		{
 			out.part_starts.push_back(u);
 			out.part_objects.push_back(key_object(kept->object));

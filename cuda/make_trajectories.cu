@@ -155,11 +155,12 @@ struct StartsPart
 	const double *y;
 	double		max_gap;
 	double		max_speed;
+	double		unit;
 
 	__host__ __device__ bool operator()(uint32_t k) const
 	{
 		return k == 0 || ids[k] != ids[k - 1] ||
-			starts_part(t[k - 1], x[k - 1], y[k - 1], t[k], x[k], y[k], max_gap, max_speed);
+			starts_part(t[k - 1], x[k - 1], y[k - 1], t[k], x[k], y[k], max_gap, max_speed, unit);
 	}
 };
 
@@ -289,7 +290,7 @@ prepare_piece(const GeoaccFixes &f, const GeoaccTrajectoryRules &rules, Prepared
 	/* the kept fixes that start a part, and the object of each part */
 	DeviceBuffer<uint32_t> d_starts(m);
 	StartsPart	starts_part_op{d_kept_ids.data(), d_kept_t.data(), d_kept_x.data(), d_kept_y.data(),
-		rules.max_gap, rules.max_speed};
+		rules.max_gap, rules.max_speed, time_unit(rules)};
 
 	bytes = 0;
 	GEOACC_CUDA_TRY(cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<uint32_t>(0), d_starts.data(),

@@ -89,12 +89,16 @@ kept_before(double ax, double ay, double bx, double by)
 
 /*
  * Whether the fix (t, x, y) of an object starts a new part after its
- * previous fix (pt, px, py), pt < t: it comes more than max_gap later, or
- * reaching it takes a speed above max_speed, measured as PostGIS's
- * ST_Distance(a, b) / dt (the SQL form of the rule gives the same bits).
+ * previous fix (pt, px, py), pt < t, times in units of which `unit` make a
+ * second: it comes more than max_gap later (in those units: exact for
+ * whole microseconds), or reaching it takes a speed above max_speed,
+ * measured as PostGIS's ST_Distance(a, b) / dt with dt in seconds (the SQL
+ * form of the rule, extract(epoch FROM t - pt)::float8, gives the same
+ * bits).
  */
 GEOACC_HD bool
-starts_part(double pt, double px, double py, double t, double x, double y, double max_gap, double max_speed)
+starts_part(double pt, double px, double py, double t, double x, double y, double max_gap, double max_speed,
+			double unit)
 {
 	double		dt = t - pt;
 	double		dx = x - px;
@@ -102,7 +106,14 @@ starts_part(double pt, double px, double py, double t, double x, double y, doubl
 
 	if (dt > max_gap)
 		return true;
-	return sqrt(dx * dx + dy * dy) / dt > max_speed;
+	return sqrt(dx * dx + dy * dy) / (dt / unit) > max_speed;
+}
+
+/* The rules' time unit: 0 is seconds. */
+inline double
+time_unit(const GeoaccTrajectoryRules &rules)
+{
+	return rules.time_unit == 0 ? 1 : rules.time_unit;
 }
 
 /*

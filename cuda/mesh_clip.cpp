@@ -285,28 +285,70 @@ geoacc_grid_plane(double lo, double hi, uint32_t i, uint32_t n)
 	return lo + (hi - lo) * (double) i / (double) n;
 }
 
+namespace
+{
+
+void
+check_grid(const GeoaccBox &extent, uint32_t nx, uint32_t ny, uint32_t nz)
+{
+	const double lo[3] = {extent.xmin, extent.ymin, extent.zmin};
+	const double hi[3] = {extent.xmax, extent.ymax, extent.zmax};
+
+	const uint32_t n[3] = {nx, ny, nz};
+
+	if (nx == 0 || ny == 0 || nz == 0)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "a grid needs at least one tile along each axis");
+	check_box(extent, 0);
+	/* (hi - lo) * i, i < n, must not overflow for the planes to be finite and in order */
+	for (int c = 0; c < 3; c++)
+		if (!std::isfinite((hi[c] - lo[c]) * (double) n[c]))
+			fail(GEOACC_ERR_INVALID_ARGUMENT,
+				 "the extent's %c range [%.17g, %.17g] is wider than a double can hold, so it has no tile planes",
+				 "xyz"[c], lo[c], hi[c]);
+}
+
+GeoaccBox
+grid_tile(const GeoaccBox &e, uint32_t nx, uint32_t ny, uint32_t nz, uint32_t ix, uint32_t iy, uint32_t iz)
+{
+	GeoaccBox	b;
+
+	b.xmin = geoacc_grid_plane(e.xmin, e.xmax, ix, nx);
+	b.xmax = geoacc_grid_plane(e.xmin, e.xmax, ix + 1, nx);
+	b.ymin = geoacc_grid_plane(e.ymin, e.ymax, iy, ny);
+	b.ymax = geoacc_grid_plane(e.ymin, e.ymax, iy + 1, ny);
+	b.zmin = geoacc_grid_plane(e.zmin, e.zmax, iz, nz);
+	b.zmax = geoacc_grid_plane(e.zmin, e.zmax, iz + 1, nz);
+	return b;
+}
+
+}								/* namespace */
+
+extern "C" GeoaccStatus
+geoacc_grid_tile(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, uint32_t ix, uint32_t iy,
+				 uint32_t iz, GeoaccBox *box)
+{
+	return guarded([&] {
+		if (extent == nullptr || box == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the extent and the box are required");
+		check_grid(*extent, nx, ny, nz);
+		if (ix >= nx || iy >= ny || iz >= nz)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "tile (%u, %u, %u) is outside a grid of %u x %u x %u", ix, iy, iz,
+				 nx, ny, nz);
+		*box = grid_tile(*extent, nx, ny, nz, ix, iy, iz);
+	});
+}
+
 extern "C" GeoaccStatus
 geoacc_grid_tiles(const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, GeoaccBox *boxes)
 {
 	return guarded([&] {
 		if (extent == nullptr || boxes == nullptr)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the extent and the boxes are required");
-		if (nx == 0 || ny == 0 || nz == 0)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "a grid needs at least one tile along each axis");
-		check_box(*extent, 0);
+		check_grid(*extent, nx, ny, nz);
 		for (uint32_t ix = 0; ix < nx; ix++)
 			for (uint32_t iy = 0; iy < ny; iy++)
 				for (uint32_t iz = 0; iz < nz; iz++)
-				{
-					GeoaccBox  &b = boxes[((size_t) ix * ny + iy) * nz + iz];
-
-					b.xmin = geoacc_grid_plane(extent->xmin, extent->xmax, ix, nx);
-					b.xmax = geoacc_grid_plane(extent->xmin, extent->xmax, ix + 1, nx);
-					b.ymin = geoacc_grid_plane(extent->ymin, extent->ymax, iy, ny);
-					b.ymax = geoacc_grid_plane(extent->ymin, extent->ymax, iy + 1, ny);
-					b.zmin = geoacc_grid_plane(extent->zmin, extent->zmax, iz, nz);
-					b.zmax = geoacc_grid_plane(extent->zmin, extent->zmax, iz + 1, nz);
-				}
+					boxes[((size_t) ix * ny + iy) * nz + iz] = grid_tile(*extent, nx, ny, nz, ix, iy, iz);
 	});
 }
 

@@ -31,6 +31,8 @@
 
 #include "core.h"
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -141,21 +143,38 @@ mesh_side(double coordinate, int plane, double value)
 	return ((plane & 1) ? coordinate < value : coordinate > value) ? 1 : -1;
 }
 
+/*
+ * Differences of coordinates near the ends of the double range overflow
+ * (1e308 - -1e308); halved they do not, and halving is exact (coordinates
+ * that large are far from the subnormals), so such edges are cut in halves.
+ */
+GEOACC_HD double
+mesh_edge_scale(const double *a, const double *b)
+{
+	for (int c = 0; c < 3; c++)
+		if (!(fabs(b[c] - a[c]) <= DBL_MAX))
+			return 0.5;
+	return 1.0;
+}
+
 /* The parameter where the segment a -> b meets coordinate `value` on `axis`. */
 GEOACC_HD double
 mesh_cut_param(const double *a, const double *b, int axis, double value)
 {
-	double		d = b[axis] - a[axis];
+	const double s = mesh_edge_scale(a, b);
+	double		d = b[axis] * s - a[axis] * s;
 
-	return d != 0 ? (value - a[axis]) / d : 0.0;
+	return d != 0 ? (value * s - a[axis] * s) / d : 0.0;
 }
 
 /* out = a + t (b - a), with out[axis] = value exactly. */
 GEOACC_HD void
 mesh_lerp_point(const double *a, const double *b, double t, int axis, double value, double *out)
 {
+	const double s = mesh_edge_scale(a, b);
+
 	for (int c = 0; c < 3; c++)
-		out[c] = a[c] + t * (b[c] - a[c]);
+		out[c] = (a[c] * s + t * (b[c] * s - a[c] * s)) / s;
 	out[axis] = value;
 }
 
@@ -400,6 +419,63 @@ mesh_vertex_side(const MeshPolygonVertex &u, int plane, double value, const uint
 	return s;
 }
 
+/* Which of two polygon vertices at one position stays: an input vertex, else an edge's cut, else a face point. */
+GEOACC_HD bool
+mesh_label_preferred(const MeshPointLabel &a, const MeshPointLabel &b)
+{
+	const int	rank_a = a.kind == MESH_POINT_VERTEX ? 0 : a.kind == MESH_POINT_EDGE ? 1 : 2;
+	const int	rank_b = b.kind == MESH_POINT_VERTEX ? 0 : b.kind == MESH_POINT_EDGE ? 1 : 2;
+
+	return rank_a < rank_b;
+}
+
+GEOACC_HD bool
+mesh_same_position(const MeshPolygonVertex &a, const MeshPolygonVertex &b)
+{
+	return a.p[0] == b.p[0] && a.p[1] == b.p[1] && a.p[2] == b.p[2];
+}
+
+/*
+ * One vertex for each run of polygon vertices at the same position (a cut
+ * point that falls on an input vertex, or an edge's cut and a face point on
+ * a box edge that passes through it), keeping the preferred label and the
+ * support of the run's last vertex (the line that leaves the position).
+ * With fewer than 3 left the polygon has no area and nothing is left: no
+ * output triangle has two equal corners.
+ */
+GEOACC_HD void
+mesh_polygon_drop_repeats(MeshPolygon &poly)
+{
+	int			n = 0;
+
+	for (int k = 0; k < poly.n; k++)
+	{
+		const MeshPolygonVertex &v = poly.v[k];
+
+		if (n > 0 && mesh_same_position(poly.v[n - 1], v))
+		{
+			MeshPolygonVertex &kept = poly.v[n - 1];
+
+			if (mesh_label_preferred(v.label, kept.label))
+				kept.label = v.label;
+			kept.support_is_edge = v.support_is_edge;
+			kept.support_plane = v.support_plane;
+			kept.support_a = v.support_a;
+			kept.support_b = v.support_b;
+			continue;
+		}
+		poly.v[n++] = v;
+	}
+	/* the run that wraps from the last vertex to the first */
+	while (n > 1 && mesh_same_position(poly.v[n - 1], poly.v[0]))
+	{
+		if (mesh_label_preferred(poly.v[n - 1].label, poly.v[0].label))
+			poly.v[0].label = poly.v[n - 1].label;
+		n--;
+	}
+	poly.n = n < 3 ? 0 : n;
+}
+
 /*
  * Sutherland-Hodgman: the triangle `tri` clipped against the planes whose
  * bits are set in `planes`, in the order 0..5, into `poly` (winding kept;
@@ -488,11 +564,16 @@ mesh_clip_triangle(const double *positions, const uint32_t *tri, const uint8_t *
 
 		in = out;
 		out = x;
-		if (in->n == 0)
+		/* fewer than 3 vertices is a segment or a point, and stays one: nothing is left */
+		if (in->n < 3)
+		{
+			in->n = 0;
 			break;
+		}
 	}
 	if (in != &poly)
 		poly = *in;
+	mesh_polygon_drop_repeats(poly);
 }
 
 /* Triangles and new points a polygon yields: a fan of n - 2 triangles, or none. */

@@ -9,6 +9,7 @@
  */
 #include "mesh_clip.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -77,7 +78,13 @@ glb_arrays(const GeoaccMesh &mesh, uint32_t layout, double origin[3], std::vecto
 			hi[c] = std::fmax(hi[c], x);
 		}
 	for (int c = 0; c < 3; c++)
-		origin[c] = lo[c] + (hi[c] - lo[c]) / 2;
+	{
+		/* positions are float32 offsets from the centre: half the extent must be one */
+		if (!(hi[c] / 2 - lo[c] / 2 <= (double) FLT_MAX))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh spans %.17g to %.17g along %c, too wide for glTF's float32 "
+				 "positions (at most %g either side of its centre)", lo[c], hi[c], "xyz"[c], (double) FLT_MAX);
+		origin[c] = std::isfinite(hi[c] - lo[c]) ? lo[c] + (hi[c] - lo[c]) / 2 : lo[c] / 2 + hi[c] / 2;
+	}
 
 	/* glTF is y-up: (x, y, z) becomes (x, z, -y), a rotation, so windings stay */
 	GlbArray	pos{{}, {}, "VEC3", 3, true, false};

@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -129,6 +130,34 @@ parse_type(const std::string &word, PlyType *type)
 	return false;
 }
 
+/*
+ * A word of the file as a message shows it: at most 40 characters,
+ * printable ASCII kept and every other byte written as \xNN, so that a
+ * message never cuts a multibyte character or carries bytes that a
+ * client's encoding cannot take.
+ */
+std::string
+shown(const std::string &word)
+{
+	std::string out;
+
+	for (unsigned char c : word)
+	{
+		char		hex[5];
+
+		if (out.size() >= 40)
+			break;
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out += (char) c;
+		else
+		{
+			snprintf(hex, sizeof(hex), "\\x%02x", c);
+			out += hex;
+		}
+	}
+	return out;
+}
+
 /* The words of a header line (space or tab separated). */
 std::vector<std::string>
 split_words(const char *p, const char *end)
@@ -192,10 +221,10 @@ parse_header(const char *data, size_t size)
 			else if (w[1] == "binary_big_endian")
 				h.format = PLY_BINARY_BE;
 			else
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown format \"%.40s\"", line, w[1].c_str());
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown format \"%s\"", line, shown(w[1]).c_str());
 			if (w[2] != "1.0")
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unsupported version \"%.40s\"", line,
-					 w[2].c_str());
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unsupported version \"%s\"", line,
+					 shown(w[2]).c_str());
 			have_format = true;
 		}
 		else if (w[0] == "element")
@@ -209,12 +238,12 @@ parse_header(const char *data, size_t size)
 			errno = 0;
 			e.count = strtoull(w[2].c_str(), &stop, 10);
 			if (*stop != '\0' || errno != 0 || w[2][0] == '-')
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: element count \"%.40s\" is not a number",
-					 line, w[2].c_str());
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: element count \"%s\" is not a number",
+					 line, shown(w[2]).c_str());
 			for (const PlyElement &o : h.elements)
 				if (o.name == w[1])
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a second element \"%.40s\"", line,
-						 w[1].c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a second element \"%s\"", line,
+						 shown(w[1]).c_str());
 			e.name = w[1];
 			e.line = line;
 			h.elements.push_back(e);
@@ -232,14 +261,14 @@ parse_header(const char *data, size_t size)
 					fail(GEOACC_ERR_INVALID_ARGUMENT,
 						 "PLY header line %d: a list property needs a count type, an item type and a name", line);
 				if (!parse_type(w[2], &prop.count_type))
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%.40s\"", line,
-						 w[2].c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%s\"", line,
+						 shown(w[2]).c_str());
 				if (!ply_type_is_integer(prop.count_type))
 					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a list count of type %s; it must be an integer type",
 						 line, ply_type_spelling[prop.count_type]);
 				if (!parse_type(w[3], &prop.type))
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%.40s\"", line,
-						 w[3].c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%s\"", line,
+						 shown(w[3]).c_str());
 				prop.is_list = true;
 				name_at = 4;
 			}
@@ -249,20 +278,20 @@ parse_header(const char *data, size_t size)
 					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a property line needs a type and a name",
 						 line);
 				if (!parse_type(w[1], &prop.type))
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%.40s\"", line,
-						 w[1].c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown property type \"%s\"", line,
+						 shown(w[1]).c_str());
 				name_at = 2;
 			}
 			prop.name = w[name_at];
 			prop.slot = -1;
 			for (const PlyProperty &o : h.elements.back().properties)
 				if (o.name == prop.name)
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a second property \"%.40s\" in element %.40s",
-						 line, prop.name.c_str(), h.elements.back().name.c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: a second property \"%s\" in element %s",
+						 line, shown(prop.name).c_str(), shown(h.elements.back().name).c_str());
 			h.elements.back().properties.push_back(prop);
 		}
 		else
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown keyword \"%.40s\"", line, w[0].c_str());
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header line %d: unknown keyword \"%s\"", line, shown(w[0]).c_str());
 	}
 	if (!have_format)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header has no format line");
@@ -306,7 +335,7 @@ assign_vertex_targets(PlyElement &vertex)
 			if (p.name == n.name && found[n.target] == nullptr)
 			{
 				if (p.is_list)
-					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %.40s is a list", p.name.c_str());
+					fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %s is a list", shown(p.name).c_str());
 				found[n.target] = &p;
 				break;
 			}
@@ -315,8 +344,8 @@ assign_vertex_targets(PlyElement &vertex)
 		if (found[t] == nullptr)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex element has no property %c", "xyz"[t - TARGET_X]);
 		if (ply_type_is_integer(found[t]->type))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %.40s has type %s; coordinates must be float or double",
-				 found[t]->name.c_str(), ply_type_spelling[found[t]->type]);
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %s has type %s; coordinates must be float or double",
+				 shown(found[t]->name).c_str(), ply_type_spelling[found[t]->type]);
 	}
 
 	/* each group whole or not at all, with the types it can take */
@@ -346,8 +375,8 @@ assign_vertex_targets(PlyElement &vertex)
 
 			if (g.flag == GEOACC_MESH_COLORS ? p->type != PLY_UCHAR && ply_type_is_integer(p->type)
 				: ply_type_is_integer(p->type))
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %.40s has type %s; it must be %s",
-					 p->name.c_str(), ply_type_spelling[p->type],
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex property %s has type %s; it must be %s",
+					 shown(p->name).c_str(), ply_type_spelling[p->type],
 					 g.flag == GEOACC_MESH_COLORS ? "uchar, float or double" : "float or double");
 		}
 		layout |= g.flag;
@@ -449,6 +478,14 @@ public:
 
 	size_t		remaining() const { return (size_t) (end_ - p_); }
 
+	/* Whether the data left can hold n values of a type (an ASCII value takes a character and a space). */
+	bool		can_hold(PlyType type, uint64_t n) const
+	{
+		const uint64_t left = (uint64_t) (end_ - p_);
+
+		return format_ == PLY_ASCII ? n <= (left + 1) / 2 : n <= left / ply_type_size[type];
+	}
+
 	/* After the last element: nothing but (in ASCII) white space may follow. */
 	void		finish()
 	{
@@ -463,7 +500,7 @@ public:
 				while (eol < end_ && eol - p_ < 20 && *eol != '\n' && *eol != '\r')
 					eol++;
 				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data goes on after the last element: \"%s\"",
-					 std::string(p_, eol).c_str());
+					 shown(std::string(p_, eol)).c_str());
 			}
 		}
 		else if (p_ < end_)
@@ -473,8 +510,8 @@ public:
 
 	[[noreturn]] void truncated() const
 	{
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data is truncated: it ends inside %.40s %llu of %llu",
-			 element_->name.c_str(), (unsigned long long) index_ + 1, (unsigned long long) element_->count);
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data is truncated: it ends inside %s %llu of %llu",
+			 shown(element_->name).c_str(), (unsigned long long) index_ + 1, (unsigned long long) element_->count);
 	}
 
 private:
@@ -560,8 +597,8 @@ private:
 			p_++;
 		}
 		if (n + 1 > sizeof(word))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: a word of %zu characters in %.40s %llu", n,
-				 element_->name.c_str(), (unsigned long long) index_ + 1);
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: a word of %zu characters in %s %llu", n,
+				 shown(element_->name).c_str(), (unsigned long long) index_ + 1);
 		word[n] = '\0';
 		errno = 0;
 		if (ply_type_is_integer(type))
@@ -571,16 +608,18 @@ private:
 			long long	v = strtoll(word, &stop, 10);
 
 			if (*stop != '\0' || errno != 0 || v < lo[type] || v > hi[type])
-				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%.40s %llu, property %.40s)", word,
-					 ply_type_spelling[type], element_->name.c_str(), (unsigned long long) index_ + 1, property);
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%s %llu, property %s)",
+					 shown(word).c_str(), ply_type_spelling[type], shown(element_->name).c_str(),
+					 (unsigned long long) index_ + 1, shown(property).c_str());
 			return (double) v;
 		}
 
 		double		v = strtod(word, &stop);
 
 		if (*stop != '\0' || stop == word)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%.40s %llu, property %.40s)", word,
-				 ply_type_spelling[type], element_->name.c_str(), (unsigned long long) index_ + 1, property);
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY data: \"%s\" is not a valid %s (%s %llu, property %s)",
+				 shown(word).c_str(), ply_type_spelling[type], shown(element_->name).c_str(),
+				 (unsigned long long) index_ + 1, shown(property).c_str());
 		/* what a binary file declaring the same type would hold */
 		return type == PLY_FLOAT ? (double) (float) v : v;
 	}
@@ -603,6 +642,139 @@ min_instance_size(const PlyElement &e, PlyFormat format)
 	return n;
 }
 
+/* A list's count, refused when negative or when the data left cannot hold that many items. */
+uint64_t
+list_count(PlyData &in, const PlyProperty &prop, const PlyElement &e, uint64_t i)
+{
+	double		n = in.value(prop.count_type, prop.name.c_str());
+
+	if (n < 0)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY %s %llu: list %s has %g items", shown(e.name).c_str(),
+			 (unsigned long long) i + 1, shown(prop.name).c_str(), n);
+	if (!in.can_hold(prop.type, (uint64_t) n))
+		in.truncated();
+	return (uint64_t) n;
+}
+
+/* One vertex: its position and the attributes of the layout, other properties passed over. */
+void
+read_vertex(PlyData &in, const PlyElement &e, uint64_t i, uint32_t k, std::vector<double> &positions,
+			std::vector<float> &attributes)
+{
+	double		p[3] = {0, 0, 0};
+	float		a[GEOACC_MESH_MAX_ATTRIBUTES];
+
+	for (const PlyProperty &prop : e.properties)
+	{
+		if (prop.is_list)
+		{
+			in.skip_many(prop.type, list_count(in, prop, e, i), prop.name.c_str());
+			continue;
+		}
+		if (prop.target == TARGET_SKIP)
+		{
+			in.skip(prop.type, prop.name.c_str());
+			continue;
+		}
+
+		double		v = in.value(prop.type, prop.name.c_str());
+
+		if (!std::isfinite(v))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex %llu has a non-finite %s: %g", (unsigned long long) i + 1,
+				 shown(prop.name).c_str(), v);
+		if (prop.target <= TARGET_Z)
+			p[prop.target - TARGET_X] = v;
+		else if (prop.target >= TARGET_RED && prop.target <= TARGET_ALPHA && prop.type == PLY_UCHAR)
+			a[prop.slot] = (float) (v / 255.0);
+		else
+			a[prop.slot] = (float) v;
+	}
+	positions.insert(positions.end(), p, p + 3);
+	attributes.insert(attributes.end(), a, a + k);
+}
+
+/*
+ * One face, as a fan of triangles from its first vertex.  The corners are
+ * read one at a time, so a face costs memory for the triangles its data
+ * holds, whatever its count says.
+ */
+void
+read_face(PlyData &in, const PlyElement &e, uint64_t i, uint32_t nvertices, std::vector<uint32_t> &triangles)
+{
+	for (const PlyProperty &prop : e.properties)
+	{
+		if (!prop.is_list)
+		{
+			in.skip(prop.type, prop.name.c_str());
+			continue;
+		}
+
+		const uint64_t n = list_count(in, prop, e, i);
+
+		if (prop.target != TARGET_INDICES)
+		{
+			in.skip_many(prop.type, n, prop.name.c_str());
+			continue;
+		}
+		if (n < 3)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY face %llu has %llu vertices; a face needs at least 3",
+				 (unsigned long long) i + 1, (unsigned long long) n);
+		if (triangles.size() / 3 + n - 2 > UINT32_MAX)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY file has more than %u triangles", UINT32_MAX);
+
+		uint32_t	corner[2] = {0, 0};
+
+		for (uint64_t j = 0; j < n; j++)
+		{
+			double		v = in.value(prop.type, prop.name.c_str());
+
+			if (v < 0 || v >= nvertices)
+				fail(GEOACC_ERR_INVALID_ARGUMENT,
+					 "PLY face %llu refers to vertex %.0f, but the file has %u vertices (numbered from 0)",
+					 (unsigned long long) i + 1, v, nvertices);
+			if (j >= 2)
+				triangles.insert(triangles.end(), {corner[0], corner[1], (uint32_t) v});
+			corner[j == 0 ? 0 : 1] = (uint32_t) v;
+		}
+	}
+}
+
+/* An instance of an element geoacc does not use: every property passed over. */
+void
+skip_instance(PlyData &in, const PlyElement &e, uint64_t i)
+{
+	for (const PlyProperty &prop : e.properties)
+	{
+		if (prop.is_list)
+			in.skip_many(prop.type, list_count(in, prop, e, i), prop.name.c_str());
+		else
+			in.skip(prop.type, prop.name.c_str());
+	}
+}
+
+/* Refuse element counts that the data after the header cannot hold, before anything is allocated. */
+void
+check_element_counts(const PlyHeader &h, size_t size)
+{
+	const uint64_t room = size - h.data_offset + (h.format == PLY_ASCII ? 1 : 0);
+
+	for (const PlyElement &e : h.elements)
+	{
+		const uint64_t each = min_instance_size(e, h.format);
+
+		if (each > 0 && e.count > room / each)
+			fail(GEOACC_ERR_INVALID_ARGUMENT,
+				 "PLY data is truncated: %llu %s elements take at least %llu bytes, but %zu follow the header",
+				 (unsigned long long) e.count, shown(e.name).c_str(), (unsigned long long) (e.count * each),
+				 size - h.data_offset);
+	}
+}
+
+/*
+ * Read a PLY file's vertices and faces.  Memory is bounded by the data's
+ * size: counts are checked against the bytes that remain before anything
+ * is reserved for them.
+ */
 void
 read_ply(const char *data, size_t size, std::vector<double> &positions, std::vector<uint32_t> &triangles,
 		 std::vector<float> &attributes, uint32_t *layout_out)
@@ -610,9 +782,6 @@ read_ply(const char *data, size_t size, std::vector<double> &positions, std::vec
 	PlyHeader	h = parse_header(data, size);
 	PlyElement *vertex = nullptr;
 	PlyElement *face = nullptr;
-	uint32_t	layout;
-	uint32_t	k;
-	uint32_t	nvertices;
 
 	for (PlyElement &e : h.elements)
 	{
@@ -623,30 +792,19 @@ read_ply(const char *data, size_t size, std::vector<double> &positions, std::vec
 	}
 	if (vertex == nullptr)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY header has no vertex element");
-	layout = assign_vertex_targets(*vertex);
-	k = geoacc_mesh_layout_width(layout);
+
+	const uint32_t layout = assign_vertex_targets(*vertex);
+	const uint32_t k = geoacc_mesh_layout_width(layout);
+
 	if (face != nullptr)
 		assign_face_targets(*face);
 	if (vertex->count > MESH_CLIP_MAX_VERTICES)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY file has %llu vertices, more than the %u a mesh can take",
 			 (unsigned long long) vertex->count, MESH_CLIP_MAX_VERTICES);
-	nvertices = (uint32_t) vertex->count;
+	check_element_counts(h, size);
 
-	/* counts the data cannot hold are caught before anything is allocated */
-	for (const PlyElement &e : h.elements)
-	{
-		const uint64_t each = min_instance_size(e, h.format);
-		const uint64_t room = size - h.data_offset + (h.format == PLY_ASCII ? 1 : 0);
-
-		if (each > 0 && e.count > room / each)
-			fail(GEOACC_ERR_INVALID_ARGUMENT,
-				 "PLY data is truncated: %llu %.40s elements take at least %llu bytes, but %zu follow the header",
-				 (unsigned long long) e.count, e.name.c_str(), (unsigned long long) (e.count * each),
-				 size - h.data_offset);
-	}
-
+	const uint32_t nvertices = (uint32_t) vertex->count;
 	PlyData		in(data + h.data_offset, data + size, h.format);
-	std::vector<int64_t> face_vertices;
 
 	positions.reserve((size_t) nvertices * 3);
 	attributes.reserve((size_t) nvertices * k);
@@ -662,101 +820,11 @@ read_ply(const char *data, size_t size, std::vector<double> &positions, std::vec
 			if ((i & 0xffff) == 0xffff)
 				check_interrupt();
 			if (&e == vertex)
-			{
-				double		p[3] = {0, 0, 0};
-				float		a[GEOACC_MESH_MAX_ATTRIBUTES];
-
-				for (const PlyProperty &prop : e.properties)
-				{
-					if (prop.is_list)
-					{
-						double		n = in.value(prop.count_type, prop.name.c_str());
-
-						if (n < 0)
-							fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex %llu: list %.40s has %g items",
-								 (unsigned long long) i + 1, prop.name.c_str(), n);
-						in.skip_many(prop.type, (uint64_t) n, prop.name.c_str());
-						continue;
-					}
-					if (prop.target == TARGET_SKIP)
-					{
-						in.skip(prop.type, prop.name.c_str());
-						continue;
-					}
-
-					double		v = in.value(prop.type, prop.name.c_str());
-
-					if (!std::isfinite(v))
-						fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY vertex %llu has a non-finite %.40s: %g",
-							 (unsigned long long) i + 1, prop.name.c_str(), v);
-					if (prop.target <= TARGET_Z)
-						p[prop.target - TARGET_X] = v;
-					else if (prop.target >= TARGET_RED && prop.target <= TARGET_ALPHA && prop.type == PLY_UCHAR)
-						a[prop.slot] = (float) (v / 255.0);
-					else
-						a[prop.slot] = (float) v;
-				}
-				positions.insert(positions.end(), p, p + 3);
-				attributes.insert(attributes.end(), a, a + k);
-			}
+				read_vertex(in, e, i, k, positions, attributes);
 			else if (&e == face)
-			{
-				for (const PlyProperty &prop : e.properties)
-				{
-					if (!prop.is_list)
-					{
-						in.skip(prop.type, prop.name.c_str());
-						continue;
-					}
-
-					double		n = in.value(prop.count_type, prop.name.c_str());
-
-					if (prop.target != TARGET_INDICES)
-					{
-						if (n < 0)
-							fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY face %llu: list %.40s has %g items",
-								 (unsigned long long) i + 1, prop.name.c_str(), n);
-						in.skip_many(prop.type, (uint64_t) n, prop.name.c_str());
-						continue;
-					}
-					if (n < 3)
-						fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY face %llu has %g vertices; a face needs at least 3",
-							 (unsigned long long) i + 1, n);
-					face_vertices.resize((size_t) n);
-					for (size_t j = 0; j < face_vertices.size(); j++)
-					{
-						double		v = in.value(prop.type, prop.name.c_str());
-
-						if (v < 0 || v >= nvertices)
-							fail(GEOACC_ERR_INVALID_ARGUMENT,
-								 "PLY face %llu refers to vertex %.0f, but the file has %u vertices (numbered from 0)",
-								 (unsigned long long) i + 1, v, nvertices);
-						face_vertices[j] = (int64_t) v;
-					}
-					if (triangles.size() / 3 + face_vertices.size() - 2 > UINT32_MAX)
-						fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY file has more than %u triangles", UINT32_MAX);
-					/* a fan from the first vertex */
-					for (size_t j = 1; j + 1 < face_vertices.size(); j++)
-						triangles.insert(triangles.end(), {(uint32_t) face_vertices[0], (uint32_t) face_vertices[j],
-														   (uint32_t) face_vertices[j + 1]});
-				}
-			}
+				read_face(in, e, i, nvertices, triangles);
 			else
-				for (const PlyProperty &prop : e.properties)
-				{
-					if (!prop.is_list)
-					{
-						in.skip(prop.type, prop.name.c_str());
-						continue;
-					}
-
-					double		n = in.value(prop.count_type, prop.name.c_str());
-
-					if (n < 0)
-						fail(GEOACC_ERR_INVALID_ARGUMENT, "PLY %.40s %llu: list %.40s has %g items", e.name.c_str(),
-							 (unsigned long long) i + 1, prop.name.c_str(), n);
-					in.skip_many(prop.type, (uint64_t) n, prop.name.c_str());
-				}
+				skip_instance(in, e, i);
 		}
 	}
 	in.finish();

@@ -35,7 +35,7 @@ now_ms()
 	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/* Every coordinate finite, M strictly increasing (messages count from 1). */
+/* Every coordinate finite, M strictly increasing by finite steps (messages count from 1). */
 void
 check_trajectories(const GeoaccTrajectories &t, const char *name)
 {
@@ -56,6 +56,10 @@ check_trajectories(const GeoaccTrajectories &t, const char *name)
 			if (point > 1 && !(t.m[i] > t.m[i - 1]))
 				fail(GEOACC_ERR_INVALID_ARGUMENT, "trajectory %u of %s: the m of point %u does not increase",
 					 s + 1, name, point);
+			/* a segment's duration divides its displacement */
+			if (point > 1 && !std::isfinite(t.m[i] - t.m[i - 1]))
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "trajectory %u of %s: the m of point %u is too far from the one "
+					 "before (%g after %g)", s + 1, name, point, t.m[i], t.m[i - 1]);
 		}
 	}
 }

@@ -161,6 +161,115 @@ join_distance_sq(const double *d0, const double *v, double s, int dims)
 	return sum;
 }
 
+/* Largest |value| of the plain test's differences and speeds: their products of four never overflow. */
+constexpr double JOIN_PLAIN_LIMIT = 0x1p250;
+
+/* The exponent e of 2^e just above |v| (0 for 0), as frexp gives it. */
+GEOACC_HD int
+join_exponent(double v)
+{
+	int			e = 0;
+
+	frexp(v, &e);
+	return e;
+}
+
+/*
+ * The exact test where the plain one would overflow (coordinates, speeds
+ * or the distance beyond 2^250: the quadratic's b^2 takes fourth powers):
+ * the same quadratic in the fraction u of the common span, on the
+ * positions scaled by a power of two so that the separation at lo, the
+ * relative displacement over the span and the distance are at most 1.  A
+ * power of two scales without rounding, so only the variable (u instead of
+ * seconds) changes the bits, and no value overflows.
+ */
+GEOACC_HD bool
+join_refine_scaled(const JoinSegment &q, const JoinSegment &e, const JoinParams &p, double lo, double hi,
+				   JoinHit *hit)
+{
+	const double len = hi - lo;
+	const double fq = (lo - q.t0) / (q.t1 - q.t0);
+	const double fe = (lo - e.t0) / (e.t1 - e.t0);
+	const double gq = len / (q.t1 - q.t0);
+	const double ge = len / (e.t1 - e.t0);
+	double		most = p.distance;
+	double		d0[3] = {0, 0, 0};
+	double		w[3] = {0, 0, 0};
+
+	/* positions below 1 in magnitude: their differences cannot overflow */
+	for (int k = 0; k < p.dims; k++)
+		most = join_max(most, join_max(join_max(fabs(q.p0[k]), fabs(q.p1[k])), join_max(fabs(e.p0[k]), fabs(e.p1[k]))));
+
+	const int	ep = join_exponent(most);
+
+	for (int k = 0; k < p.dims; k++)
+	{
+		const double qp0 = ldexp(q.p0[k], -ep);
+		const double ep0 = ldexp(e.p0[k], -ep);
+		const double sq = ldexp(q.p1[k], -ep) - qp0;
+		const double se = ldexp(e.p1[k], -ep) - ep0;
+
+		d0[k] = (qp0 + sq * fq) - (ep0 + se * fe);
+		w[k] = sq * gq - se * ge;
+	}
+
+	/* then the separation, the displacement and the distance at most 1: no square underflows that matters */
+	double		dist = ldexp(p.distance, -ep);
+	double		top = dist;
+
+	for (int k = 0; k < p.dims; k++)
+		top = join_max(top, join_max(fabs(d0[k]), fabs(w[k])));
+
+	const int	et = join_exponent(top);
+	double		a = 0,
+				b = 0,
+				c = 0;
+
+	dist = ldexp(dist, -et);
+	for (int k = 0; k < p.dims; k++)
+	{
+		d0[k] = ldexp(d0[k], -et);
+		w[k] = ldexp(w[k], -et);
+		a += w[k] * w[k];
+		b += d0[k] * w[k];
+		c += d0[k] * d0[k];
+	}
+
+	const double u_cpa = a > 0 ? join_clamp(-b / a, 0, 1) : 0;
+	const double d2 = dist * dist;
+	const double m2 = u_cpa == 0 ? c : join_distance_sq(d0, w, u_cpa, p.dims);
+
+	if (!(m2 <= d2))
+		return false;
+
+	double		u_start = 0,
+				u_end = 1;
+
+	if (a > 0)
+	{
+		const double disc = join_max(b * b - a * (c - d2), 0.0);
+		const double r = sqrt(disc);
+		const double k = b >= 0 ? -(b + r) : -(b - r);
+		double		r1 = 0,
+					r2 = 0;
+
+		if (k != 0)
+		{
+			r1 = k / a;
+			r2 = (c - d2) / k;
+		}
+		if (!(c <= d2))
+			u_start = join_clamp(join_min(r1, r2), 0, u_cpa);
+		if (!(join_distance_sq(d0, w, 1, p.dims) <= d2))
+			u_end = join_clamp(join_max(r1, r2), u_cpa, 1);
+	}
+	hit->t_start = u_start == 0 ? lo : (u_start == 1 ? hi : lo + u_start * len);
+	hit->t_end = u_end == 1 ? hi : (u_end == 0 ? lo : lo + u_end * len);
+	hit->cpa_time = u_cpa == 0 ? lo : (u_cpa == 1 ? hi : lo + u_cpa * len);
+	hit->cpa_distance = ldexp(sqrt(m2), ep + et);
+	return true;
+}
+
 /*
  * The exact test: true when q and e are within p.distance at some instant
  * of their common span, with the sub-interval and the closest approach in
@@ -199,6 +308,13 @@ join_refine(const JoinSegment &q, const JoinSegment &e, const JoinParams &p, Joi
 		b += d0[k] * v[k];
 		c += d0[k] * d0[k];
 	}
+	/* beyond the limit (or not finite) the squares below could overflow: the scaled test instead */
+	bool		plain = p.distance <= JOIN_PLAIN_LIMIT;
+
+	for (int k = 0; k < p.dims; k++)
+		plain = plain && fabs(d0[k]) <= JOIN_PLAIN_LIMIT && fabs(v[k]) <= JOIN_PLAIN_LIMIT;
+	if (!plain)
+		return join_refine_scaled(q, e, p, lo, hi, hit);
 
 	/* the closest approach in [0, len]: the earliest instant when the distance is constant */
 	const double s_cpa = a > 0 ? join_clamp(-b / a, 0, len) : 0;

@@ -411,7 +411,7 @@ RESET statement_timeout;
 DROP TABLE dr_big;
 
 -- the extent as a geometry (an envelope such as ST_TileEnvelope) of the trajectories' SRID: the same raster
--- as its box2d; another SRID is an error; a WARNING when no point fell inside the extent
+-- as its box2d; another SRID is an error; a WARNING when no weight fell inside the extent
 SELECT gpu_density_raster(traj, ST_MakeEnvelope(369000, 3984000, 647000, 4526000, 32618), 300, 600)
 	= (SELECT r FROM dr_png) AS geometry_extent_same
 FROM ais_tracks;

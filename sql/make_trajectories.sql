@@ -190,6 +190,44 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
+-- A gap equal to max_gap does not split, to the microsecond, as PostgreSQL compares t - lag(t) > max_gap:
+-- 0.3 s to 2.0 s is 1.7 s (once split, the times compared as doubles)
+SELECT count(*) AS parts FROM gpu_make_trajectories($$SELECT * FROM (VALUES
+	(1, timestamptz '2020-06-04 12:00:00.3+00', 'POINT(0 0)'::geometry), (1, '2020-06-04 12:00:02.0+00', 'POINT(1 0)')) f(o, t, g)$$,
+	'1.7 seconds');
+-- random microsecond times whose gaps are max_gap, one microsecond less or more, for fractional gaps
+CREATE TEMP TABLE gap_fixes AS
+WITH objects AS (
+	SELECT max_gap, o AS object_id, timestamptz '2020-06-04 00:00+00' + (random() * 1e6)::int8 * interval '1 microsecond' AS t0
+	FROM unnest(ARRAY[interval '0.1 s', '0.3 s', '1.7 s', '1 microsecond', '01:00:00.000003']) max_gap,
+		generate_series(1, 40) o
+), steps AS (
+	SELECT objects.*, i, greatest(max_gap + (floor(random() * 3) - 1)::int * interval '1 microsecond',
+		interval '1 microsecond') AS step
+	FROM objects, generate_series(1, 20) i
+)
+SELECT max_gap, object_id, t0 + sum(step) OVER (PARTITION BY max_gap, object_id ORDER BY i) AS t,
+	ST_MakePoint(i, 0) AS geom
+FROM steps;
+WITH gaps AS (
+	SELECT max_gap, object_id, t - lag(t) OVER (PARTITION BY max_gap, object_id ORDER BY t) AS gap
+	FROM gap_fixes
+), sql_parts AS (			-- parts of at least two fixes, as PostgreSQL compares intervals
+	SELECT max_gap, count(*) AS parts FROM (
+		SELECT max_gap, object_id, part FROM (
+			SELECT max_gap, object_id, sum(coalesce((gap > max_gap)::int, 0)) OVER (PARTITION BY max_gap, object_id ORDER BY t) AS part
+			FROM (SELECT *, t - lag(t) OVER (PARTITION BY max_gap, object_id ORDER BY t) AS gap FROM gap_fixes) f) p
+		GROUP BY 1, 2, 3 HAVING count(*) >= 2) q
+	GROUP BY max_gap
+)
+SELECT g.max_gap,
+	(SELECT count(*) FROM gpu_make_trajectories(format('SELECT object_id, t, geom FROM gap_fixes WHERE max_gap = %L',
+		g.max_gap), g.max_gap)) = s.parts AS same_parts_as_sql,
+	(SELECT count(*) FILTER (WHERE gap = g.max_gap) > 0 AND count(*) FILTER (WHERE gap > g.max_gap) > 0
+		FROM gaps WHERE gaps.max_gap = g.max_gap) AS has_equal_and_longer_gaps
+FROM (SELECT DISTINCT max_gap FROM gap_fixes) g JOIN sql_parts s USING (max_gap) ORDER BY g.max_gap;
+DROP TABLE gap_fixes;
+
 -- NULL arguments: no fixes_sql, no rows; no max_gap, no gap rule; no tolerance, no simplification
 SELECT count(*) FROM gpu_make_trajectories(NULL, '1 hour');
 SELECT count(*) AS parts, sum(ST_NPoints(trajectory)) AS points FROM gpu_make_trajectories('SELECT id, t, geom FROM few_fixes', NULL);
@@ -210,6 +248,9 @@ SELECT * FROM gpu_make_trajectories($$SELECT 1, 1.0, 'POINT M (0 0 1)'::geometry
 SELECT * FROM gpu_make_trajectories($$SELECT * FROM (VALUES (1, 1.0, 'POINT(0 0)'::geometry), (2, 2, ST_MakePoint('NaN', 0))) v$$, '1 hour');
 SELECT * FROM gpu_make_trajectories($$SELECT 5, 'NaN'::float8, 'POINT(0 0)'::geometry$$, '1 hour');
 SELECT * FROM gpu_make_trajectories($$SELECT 5, 'infinity'::timestamptz, 'POINT(0 0)'::geometry$$, '1 hour');
+-- finite, but farther from 1970 than a double holds every microsecond of
+SELECT * FROM gpu_make_trajectories($$SELECT 5, timestamptz '294276-12-31 00:00+00', 'POINT(0 0)'::geometry$$, '1 hour');
+SELECT * FROM gpu_make_trajectories($$SELECT 5, timestamptz '1600-01-01 00:00+00', 'POINT(0 0)'::geometry$$, '1 hour');
 SELECT * FROM gpu_make_trajectories($$SELECT * FROM (VALUES (1, 1.0, 'SRID=32618;POINT(0 0)'::geometry), (1, 2, 'SRID=4326;POINT(0 0)')) v$$, '1 hour');
 SELECT * FROM gpu_make_trajectories('SELECT id, t, geom FROM few_fixes', '-1 hour');
 SELECT * FROM gpu_make_trajectories('SELECT id, t, geom FROM few_fixes', '1 hour', -1);

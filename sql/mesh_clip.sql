@@ -130,8 +130,56 @@ SELECT * FROM cube, gpu_mesh_clip(c, ARRAY['BOX3D(0 0 0, 1 1 1)'::box3d,
 	ST_3DMakeBox(ST_MakePoint(0, 1, 0), ST_MakePoint(1, 0, 1))]);
 SELECT * FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 0, 1);
 SELECT * FROM geoacc_tile_grid(ST_3DMakeBox(ST_MakePoint(0, 0, 1), ST_MakePoint(1, 1, 0)), 2, 2);
-SELECT count(*) FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 10001, 10001);
 -- more tiles than 64 bits count
 SELECT count(*) FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 65535, 2147483647, 2147483647);
+-- tiles come one at a time: a large grid streams (in the select list; in FROM the executor keeps every row
+-- it is given) and a cancel stops it (the grid was once made whole first: 4.7 GB for 10^8 tiles)
+SELECT (geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 100000, 100000, 1000)).* LIMIT 2;
+SET statement_timeout = '200ms';
+SELECT count(*) FROM geoacc_tile_grid('BOX3D(0 0 0, 1 1 1)', 10000, 10000);
+RESET statement_timeout;
+-- an extent whose planes would overflow has no tiles
+SELECT * FROM geoacc_tile_grid('BOX3D(0 0 0, 1e308 1 1)', 3, 1);
+SELECT * FROM geoacc_tile_grid('BOX3D(-1e308 0 0, 1e308 1 1)', 1, 1);
+SELECT * FROM geoacc_tile_grid(ST_3DMakeBox(ST_MakePoint(0, 0, 0), ST_MakePoint('Infinity', 1, 1)), 1, 1);
+SELECT count(*) AS tiles, bool_and(ST_XMin(box) <= ST_XMax(box)) AS in_order
+FROM geoacc_tile_grid('BOX3D(-1e307 0 0, 1e307 1 1)', 8, 1);
+
+-- no output triangle has two equal corners: an edge along a box face leaves nothing, not a sliver
+SELECT ST_AsText(gpu_mesh_clip('TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', 'BOX3D(-1 0 -1, 0 1 1)'::box3d)) AS edge_on_x_face,
+	ST_AsText(gpu_mesh_clip('TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', 'BOX3D(0 -1 -1, 1 0 1)'::box3d)) AS edge_on_y_face;
+-- a terrain cut by tiles whose planes run along its edges: every triangle valid, the area kept
+WITH t AS (SELECT ST_DelaunayTriangles(ST_Collect(ST_MakePoint(x, y, (x * y) % 3)), 0, 2) AS mesh
+		FROM generate_series(0, 10) x, generate_series(0, 10) y),
+	pieces AS (SELECT (ST_Dump(gpu_mesh_clip(t.mesh, g.box))).geom AS tri
+		FROM t, geoacc_tile_grid('BOX3D(0 0 -1, 10 10 3)', 10, 3) g)
+SELECT count(*) AS triangles,
+	count(*) FILTER (WHERE NOT ST_IsValid(tri)) AS invalid,
+	count(*) FILTER (WHERE ST_PointN(ST_ExteriorRing(tri), 1) ~= ST_PointN(ST_ExteriorRing(tri), 2)
+		OR ST_PointN(ST_ExteriorRing(tri), 2) ~= ST_PointN(ST_ExteriorRing(tri), 3)
+		OR ST_PointN(ST_ExteriorRing(tri), 1) ~= ST_PointN(ST_ExteriorRing(tri), 3)) AS degenerate,
+	round(sum(ST_Area(tri))::numeric, 9) AS plan_area
+FROM pieces;
+-- a clip's PLY has one vertex per position there too
+WITH t AS (SELECT ST_DelaunayTriangles(ST_Collect(ST_MakePoint(x, y, 0)), 0, 2) AS mesh
+		FROM generate_series(0, 10) x, generate_series(0, 10) y),
+	m AS (SELECT geoacc_mesh_from_ply(gpu_mesh_clip(geoacc_mesh_to_ply(t.mesh), 'BOX3D(0 0 -1, 3.3333333333333335 10 1)'::box3d)) AS tin FROM t)
+SELECT ST_NPoints(tin) / 4 AS triangles, (SELECT count(DISTINCT ST_AsText(p.geom)) FROM ST_DumpPoints(tin) p) AS positions
+FROM m;
+
+-- coordinates near the ends of the double range: cut points stay finite and the area is the box's
+SELECT ST_AsText(c) AS clipped, ST_Area(c) AS area
+FROM gpu_mesh_clip('TIN Z (((-1e308 -1e308 -1e308,1e308 -1e308 1e308,0 1e308 0,-1e308 -1e308 -1e308)))',
+	'BOX3D(-1 -1 -1, 1 1 1)'::box3d) c;
+
+-- box_index is the array's own subscript
+SELECT box_index, ST_NPoints(mesh) AS points
+FROM gpu_mesh_clip('TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', '[5:6]={"BOX3D(0 0 -1,1 1 1)","BOX3D(5 5 5,6 6 6)"}'::box3d[]);
+-- a box with an SRID must have the mesh's (0 goes with any)
+SELECT gpu_mesh_clip('SRID=32618;TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', ST_SetSRID('BOX3D(0 0 -1,1 1 1)'::box3d, 4326));
+SELECT * FROM gpu_mesh_clip('SRID=32618;TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', ARRAY[ST_SetSRID('BOX3D(0 0 -1,1 1 1)'::box3d, 32619)]);
+SELECT ST_SRID(gpu_mesh_clip('SRID=32618;TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))', 'BOX3D(0 0 -1,1 1 1)'::box3d)) AS srid;
+-- arguments swapped: the box, cast to a geometry, is the six faces of a box
+SELECT gpu_mesh_clip('BOX3D(0 0 -1,1 1 1)'::box3d, 'TIN Z (((0 0 0,2 0 0,0 2 0,0 0 0)))'::geometry);
 
 DROP FUNCTION mesh_terrain(int, float8, int), z(float8, float8);

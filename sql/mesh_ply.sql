@@ -245,3 +245,24 @@ FROM cube, geoacc_mesh_to_ply(c) p;
 -- the same errors from the clip and from the GLB writer
 SELECT gpu_mesh_clip(convert_to(ply, 'UTF8'), 'BOX3D(0 0 0, 1 1 1)'::box3d) FROM bad WHERE n = 21;
 SELECT geoacc_mesh_to_glb(convert_to(ply, 'UTF8')) FROM bad WHERE n = 22;
+
+-- a count larger than the data is refused before anything is allocated for it: a face of 805,306,368 or
+-- 2^31 - 1 corners in 219 bytes (once 6 GB and 16 GB of memory), a list in another element, ASCII too
+WITH h AS (SELECT convert_to(E'ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\n'
+		'property float y\nproperty float z\nelement face 1\nproperty list int int vertex_indices\nend_header\n',
+		'UTF8') AS header)
+SELECT pg_temp.ply_error(header || decode(repeat('00', 36) || '00000030' || '000000000100000002000000', 'hex')) AS face_count,
+	pg_temp.ply_error(header || decode(repeat('00', 36) || 'ffffff7f' || '000000000100000002000000', 'hex')) AS face_count_max
+FROM h;
+SELECT pg_temp.ply_error(convert_to(E'ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n'
+		'property float y\nproperty float z\nproperty list uint float junk\nend_header\n', 'UTF8')
+		|| decode(repeat('00', 12) || 'ffffffff' || '00000000', 'hex')) AS vertex_list,
+	pg_temp.ply_error(convert_to(E'ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n'
+		'property float z\nelement face 1\nproperty list int int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n'
+		'2147483647 0 1 2\n', 'UTF8')) AS ascii_face;
+-- words of the file in messages: ASCII, other bytes as \xNN, cut at 40 characters
+SELECT pg_temp.ply_error(convert_to(E'ply\nformat \u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9 1.0\nend_header\n', 'UTF8')) AS multibyte,
+	pg_temp.ply_error(convert_to(E'ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n'
+		'property float z\nend_header\n0 0 \u00e9\n', 'UTF8')) AS multibyte_data;
+-- a mesh too wide for glTF's float32 positions is refused, not written with infinite bounds
+SELECT geoacc_mesh_to_glb('TIN Z (((0 0 0,1e300 0 0,0 1e300 0,0 0 0)))'::geometry);

@@ -185,3 +185,36 @@ SELECT * FROM gpu_segment_join('SELECT id, traj FROM hand',
 	'SELECT 10, ''SRID=32619;LINESTRING M (0 0 0, 1 1 5)''::geometry', 10);
 SELECT * FROM gpu_segment_join('SELECT 11, ''SRID=4326;LINESTRING M (-74 40.6 0, -74.01 40.6 60)''::geometry',
 	NULL, 10);
+
+-- a self-join needs one row per id: a_id < b_id, and a segment named by its id and number
+SELECT * FROM gpu_segment_join($$SELECT * FROM (VALUES (1, 'LINESTRING M (0 0 0,10 0 10)'::geometry),
+	(1, 'LINESTRING M (0 1 0,10 1 10)'::geometry)) t$$, NULL, 5);
+SELECT * FROM gpu_segment_contacts($$SELECT * FROM (VALUES (1, 'LINESTRING M (0 0 0,10 0 10)'::geometry),
+	(2, 'LINESTRING M (0 2 0,10 2 10)'::geometry), (1, 'LINESTRING M (0 1 0,10 1 10)'::geometry)) t$$, NULL, 5);
+SELECT * FROM gpu_segment_join(ARRAY[3, 3]::bigint[], ARRAY['LINESTRING M (0 0 0,10 0 10)'::geometry,
+	'LINESTRING M (0 1 0,10 1 10)'], NULL, NULL, 5);
+-- two sets may repeat ids
+SELECT a_id, b_id, a_seg, b_seg FROM gpu_segment_join($$SELECT 1, 'LINESTRING M (0 0 0,10 0 10)'::geometry$$,
+	$$SELECT 1, 'LINESTRING M (0 1 0,10 1 10)'::geometry$$, 5);
+
+-- coordinates and speeds past 2^250 (the quadratic's fourth powers would overflow): no NaN, and the answer
+-- worked out by hand (within: crossing at the origin at t = 5, or equal, or 1e190 apart at 1e189: no; PostGIS's
+-- ST_CPAWithin overflows there too, so it is no reference)
+WITH pairs(n, a, b, d, within) AS (VALUES
+	(1, 'LINESTRING M (-1e150 0 0,1e150 0 10)'::geometry, 'LINESTRING M (0 -1e150 0,0 1e150 10)'::geometry, 5.0, true),
+	(2, 'LINESTRING M (-1e300 0 0,1e300 0 10)', 'LINESTRING M (0 -1e300 0,0 1e300 10)', 5, true),
+	(3, 'LINESTRING M (-1.7e308 0 0,1.7e308 0 10)', 'LINESTRING M (0 -1.7e308 0,0 1.7e308 10)', 5, true),
+	(4, 'LINESTRING M (0 0 0,1e10 0 1e-300)', 'LINESTRING M (0 0 0,0 1 10)', 5, true),
+	(5, 'LINESTRING M (1e200 1e200 0,1e200 1e200 10)', 'LINESTRING M (1e200 1e200 0,1e200 1e200 10)', 1e-100, true),
+	(6, 'LINESTRING M (1e200 0 0,1e200 0 10)', 'LINESTRING M (1e200 1e190 0,1e200 1e190 10)', 1e189, false),
+	(7, 'LINESTRING M (1e200 0 0,1e200 0 10)', 'LINESTRING M (1e200 1e190 0,1e200 -1e190 10)', 1e189, true))
+SELECT n, within, j.a_id IS NOT NULL AS geoacc, j.t_start, j.t_end, j.cpa_time, j.cpa_distance
+FROM pairs LEFT JOIN LATERAL gpu_segment_join(ARRAY[1]::bigint[], ARRAY[a], ARRAY[2]::bigint[], ARRAY[b], d) j ON true
+ORDER BY n;
+-- a segment whose duration overflows
+SELECT * FROM gpu_segment_join(ARRAY[1]::bigint[], ARRAY['LINESTRING M (0 0 -1e308,1 0 1e308)'::geometry],
+	ARRAY[2]::bigint[], ARRAY['LINESTRING M (0 0 0,1 0 1)'::geometry], 5);
+
+-- method names as kernel names: in any case
+SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM hand', NULL, 10, 'AUTO');
+SELECT count(*) FROM gpu_segment_join('SELECT id, traj FROM hand', NULL, 10, 'Spatial');

@@ -30,6 +30,7 @@
 
 #include "catalog/pg_type.h"
 #include "common/base64.h"
+#include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -1023,7 +1024,11 @@ StateAddDatum(DensityState *a, Datum datum)
 		pfree(flat);
 }
 
-/* A WARNING when rows were read but nothing fell inside the extent or its margin (a wrong extent or SRID). */
+/*
+ * A WARNING when rows were read but the raster is all zero: no weight fell
+ * inside the extent or its margin (a wrong extent or SRID, or weights of
+ * zero).
+ */
 static void
 WarnIfEmpty(const DensityState *state)
 {
@@ -1032,11 +1037,12 @@ WarnIfEmpty(const DensityState *state)
 	if (SkipCells(state, 0, GridCells(&state->h.args), false) < GridCells(&state->h.args))
 		return;
 	ereport(WARNING,
-			(errmsg("no point of the %lld rows fell inside the extent", (long long) state->h.rows),
+			(errmsg("the raster is all zero: none of the %lld rows put weight inside the extent",
+					(long long) state->h.rows),
 			 errdetail("The extent is BOX(%.17g %.17g,%.17g %.17g); the rows have SRID %d.",
 					   state->h.args.grid.xmin, state->h.args.grid.ymin, state->h.args.grid.xmax,
 					   state->h.args.grid.ymax, state->h.srid),
-			 errhint("Check that the extent is in the rows' coordinates.")));
+			 errhint("Check that the extent is in the rows' coordinates, and the weights.")));
 }
 
 /* The grid's cells in one row-major array (palloc'd), for the convolution. */

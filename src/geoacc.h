@@ -378,17 +378,11 @@ bool		GeoaccIsIdType(Oid type);
 int64		GeoaccIdFromDatum(Datum datum, Oid type);
 
 /*
- * Inside SPI_connect: prepare the user's query `sql`, given as argument
- * `argname`, raise an ERROR unless it is one read-only SELECT, and open a
- * read-only cursor over it.
- */
-Portal		GeoaccInnerQueryOpen(const char *sql, const char *argname);
-
-/*
  * Inside SPI_connect: run the user's query `sql`, given as argument
- * `argname`, checked as GeoaccInnerQueryOpen() checks it, to completion
- * into `dest` (run to completion, it may use parallel workers); a NULL
- * rShutdown or rDestroy of dest does nothing.
+ * `argname`, to completion into `dest` (it may use parallel workers).  An
+ * ERROR unless it is one SELECT that neither changes data nor locks rows;
+ * it runs as in a read-only transaction, so that the functions it calls
+ * cannot write either.  A NULL rShutdown or rDestroy of dest does nothing.
  */
 void		GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest);
 

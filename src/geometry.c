@@ -550,10 +550,11 @@ ReadU32(const uint8 *p, const uint8 *end, const char *what)
 /*
  * Check patch i of a mesh at *p (a TRIANGLE, or a POLYGON of one ring of
  * four points, closed and finite) and return its coordinates; *p moves to
- * the next patch.
+ * the next patch.  box_shaped: the mesh has the six patches of a box3d
+ * cast to geometry, which is what a box given where the mesh goes becomes.
  */
 static const uint8 *
-ReadTrianglePatch(const uint8 **p, const uint8 *end, uint32 i, const char *what)
+ReadTrianglePatch(const uint8 **p, const uint8 *end, uint32 i, const char *what, bool box_shaped)
 {
 	uint32		subtype = ReadU32(*p, end, what);
 	uint32		nrings = 1;
@@ -589,6 +590,9 @@ ReadTrianglePatch(const uint8 **p, const uint8 *end, uint32 i, const char *what)
 				 nrings == 1 ? errdetail("Its ring has %u points; a triangle's has 4, the first repeated last.",
 										 npoints)
 				 : errdetail("It has %u rings.", nrings),
+				 box_shaped && npoints == 5 ?
+				 errhint("A box3d given as the mesh becomes the six faces of the box: the mesh comes first, "
+						 "then the box.") :
 				 errhint("Triangulate the surface first, for example with ST_Tesselate().")));
 	for (int k = 0; k < 4; k++)
 		for (int d = 0; d < 3; d++)
@@ -621,6 +625,7 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 	const uint8 *first = NULL;
 	Size		step = 0;
 	bool		in_place = true;
+	bool		box_shaped;
 
 	ReadHeader(geom, &h);
 	type = ReadU32(h.body, h.end, what);
@@ -645,6 +650,7 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("%s: geometry value is truncated", what)));
+	box_shaped = type == GEOACC_POLYHEDRALSURFACETYPE && npatches == 6;
 	out->srid = h.srid;
 	out->ntriangles = npatches;
 	out->corners = NULL;
@@ -659,7 +665,7 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 	p = h.body + 8;
 	for (uint32 i = 0; i < npatches; i++)
 	{
-		const uint8 *coords = ReadTrianglePatch(&p, h.end, i, what);
+		const uint8 *coords = ReadTrianglePatch(&p, h.end, i, what, box_shaped);
 
 		if (i == 0)
 			first = coords;
@@ -679,7 +685,7 @@ GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *out, co
 	out->copy = palloc_extended((Size) npatches * 9 * sizeof(double), MCXT_ALLOC_HUGE);
 	p = h.body + 8;
 	for (uint32 i = 0; i < npatches; i++)
-		memcpy(out->copy + (Size) i * 9, ReadTrianglePatch(&p, h.end, i, what), 9 * sizeof(double));
+		memcpy(out->copy + (Size) i * 9, ReadTrianglePatch(&p, h.end, i, what, box_shaped), 9 * sizeof(double));
 	out->corners = out->copy;
 }
 

@@ -176,25 +176,37 @@ CheckOneSelect(SPIPlanPtr plan, const char *argname)
 	}
 }
 
-Portal
-GeoaccInnerQueryOpen(const char *sql, const char *argname)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
-	Portal		portal;
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for %s: %s", argname, SPI_result_code_string(SPI_result));
-	CheckOneSelect(plan, argname);
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	if (portal == NULL)
-		elog(ERROR, "SPI_cursor_open failed for %s: %s", argname, SPI_result_code_string(SPI_result));
-	return portal;
-}
-
 /* What a receiver that keeps its rows as they come needs at its end: nothing. */
 static void
 ReceiverEnd(DestReceiver *self)
 {
+}
+
+/*
+ * SPI's read_only stops the query's own statements from writing, not the
+ * volatile functions it calls: those would INSERT, DROP or nextval() as
+ * they please.  A read-only transaction refuses them all (temporary tables
+ * excepted, as always), so the query runs as SET TRANSACTION READ ONLY
+ * would run it, and the setting comes back whether it ends or fails (an
+ * exception block of the caller's may go on after an ERROR).
+ */
+static int
+ExecuteReadOnly(SPIPlanPtr plan, const SPIExecuteOptions *options)
+{
+	const bool	was_read_only = XactReadOnly;
+	int			rc;
+
+	XactReadOnly = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_plan_extended(plan, options);
+	}
+	PG_FINALLY();
+	{
+		XactReadOnly = was_read_only;
+	}
+	PG_END_TRY();
+	return rc;
 }
 
 void
@@ -214,7 +226,7 @@ GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = dest;
-	rc = SPI_execute_plan_extended(plan, &options);
+	rc = ExecuteReadOnly(plan, &options);
 	/* SPI says SPI_OK_UTILITY for a SELECT into a receiver of its own (DestNone) */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "SPI_execute_plan_extended failed for %s: %s", argname, SPI_result_code_string(rc));

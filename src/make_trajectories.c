@@ -14,10 +14,12 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -26,7 +28,7 @@
 /* How the time column is read. */
 typedef enum TimeKind
 {
-	TIME_TIMESTAMP,				/* timestamptz or timestamp: epoch seconds, as extract(epoch FROM t) */
+	TIME_TIMESTAMP,				/* timestamptz or timestamp: epoch microseconds, whole numbers */
 	TIME_FLOAT8,
 	TIME_FLOAT4,
 	TIME_INT2,
@@ -113,7 +115,15 @@ FixStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	CheckColumns((FixReceiver *) self, typeinfo);
 }
 
-/* The time of a fix in seconds; ERROR when it is not finite. */
+/* Microseconds from 1970 that a double holds exactly: 2^53, about 285 years either side (1684 to 2255). */
+#define EXACT_EPOCH_US (INT64CONST(1) << 53)
+
+/*
+ * The time of a fix: microseconds from 1970 for a timestamp (a whole number,
+ * so that gaps compare exactly; the core makes them seconds, us / 1e6, as
+ * extract(epoch FROM t)::float8 does), else seconds.  ERROR when it is not
+ * finite, or is a timestamp that a double does not hold to the microsecond.
+ */
 static double
 FixTime(FixReceiver *r, Datum datum, int64 id)
 {
@@ -126,16 +136,22 @@ FixTime(FixReceiver *r, Datum datum, int64 id)
 				Timestamp	ts = DatumGetTimestamp(datum);
 				int64		epoch_us;
 
-				/* microseconds from 1970 are exact in a double until 2255: one rounding, as numeric to float8 */
-				if (TIMESTAMP_NOT_FINITE(ts) ||
-					pg_add_s64_overflow(ts, (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY,
-										&epoch_us))
+				if (TIMESTAMP_NOT_FINITE(ts))
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg(FIXES_ARG " row " UINT64_FORMAT " has an infinite time", r->row),
 							 errdetail("Object " INT64_FORMAT " has t = %s.", id,
 									   TIMESTAMP_IS_NOBEGIN(ts) ? "-infinity" : "infinity")));
-				return (double) epoch_us / 1e6;
+				if (pg_add_s64_overflow(ts, (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY,
+										&epoch_us) || epoch_us < -EXACT_EPOCH_US || epoch_us > EXACT_EPOCH_US)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+							 errmsg(FIXES_ARG " row " UINT64_FORMAT " has a time out of range", r->row),
+							 errdetail("Object " INT64_FORMAT " has t = %s.", id,
+									   DatumGetCString(DirectFunctionCall1(timestamptz_out, datum))),
+							 errhint("Times are taken within 2^53 microseconds of 1970 (the years 1684 to 2255), "
+									 "where a trajectory's M holds every microsecond.")));
+				return (double) epoch_us;
 			}
 		case TIME_FLOAT8:
 			t = DatumGetFloat8(datum);
@@ -299,21 +315,23 @@ ReadFixes(FixReceiver *r, const char *sql)
 
 /* ------------------------------------------------------------ arguments */
 
-/* An interval in seconds as PostgreSQL compares intervals: a month is 30 days, a day 24 hours. */
+/* An interval in microseconds as PostgreSQL compares intervals: a month is 30 days, a day 24 hours. */
 static double
-IntervalSeconds(const Interval *span)
+IntervalMicroseconds(const Interval *span)
 {
 	int128		us = (int128) span->time + (int128) span->day * USECS_PER_DAY +
 		(int128) span->month * DAYS_PER_MONTH * USECS_PER_DAY;
 
-	return (double) us / 1e6;
+	return (double) us;
 }
 
+/* The rules with max_gap in microseconds; SetTimeUnit() fixes the unit once the time column's type is known. */
 static void
 RulesFromArgs(FunctionCallInfo fcinfo, GeoaccTrajectoryRules *rules, bool *preserve_collapsed)
 {
 	memset(rules, 0, sizeof(*rules));
-	rules->max_gap = PG_ARGISNULL(1) ? INFINITY : IntervalSeconds(PG_GETARG_INTERVAL_P(1));
+	rules->time_unit = 1e6;
+	rules->max_gap = PG_ARGISNULL(1) ? INFINITY : IntervalMicroseconds(PG_GETARG_INTERVAL_P(1));
 	if (rules->max_gap < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -338,6 +356,20 @@ RulesFromArgs(FunctionCallInfo fcinfo, GeoaccTrajectoryRules *rules, bool *prese
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_speed must be a non-negative number"),
 				 errdetail("max_speed is %g.", rules->max_speed)));
+}
+
+/*
+ * Timestamps are read in microseconds and compared with max_gap in
+ * microseconds, exactly; times that are numbers are seconds, and so is
+ * max_gap then.
+ */
+static void
+SetTimeUnit(GeoaccTrajectoryRules *rules, TimeKind kind)
+{
+	if (kind == TIME_TIMESTAMP)
+		return;
+	rules->time_unit = 1;
+	rules->max_gap /= 1e6;
 }
 
 /* ------------------------------------------------------------- results */
@@ -436,6 +468,7 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	read_ms = GeoaccMsSince(start);
 	if (fixes.count == 0)
 		return (Datum) 0;
+	SetTimeUnit(&rules, fixes.time_kind);
 	if ((rules.simplify || isfinite(rules.max_speed)) && GeoaccSridIsGeographic(fixes.srid))
 		ereport(NOTICE,
 				(errmsg("gpu_make_trajectories measures in the units of SRID %d: degrees", fixes.srid),

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -111,9 +112,16 @@ ProfileReport(const ClipProfile *prof, const char *function)
 		 prof->core.kernel_ms, prof->core.download_ms, prof->output_ms);
 }
 
-/* A box3d argument as the core's box, checked (`what` names it in messages). */
+/* No SRID to check a box against (a PLY mesh has none). */
+#define NO_SRID (-1)
+
+/*
+ * A box3d argument as the core's box, checked (`what` names it in
+ * messages): a box with an SRID must have the mesh's, as PostGIS refuses
+ * mixed SRIDs; 0 is unknown and goes with any.
+ */
 static GeoaccBox
-BoxFromBox3D(const Box3D *b, const char *what)
+BoxFromBox3D(const Box3D *b, const char *what, int32 mesh_srid)
 {
 	GeoaccBox	box;
 	const double lo[3] = {b->xmin, b->ymin, b->zmin};
@@ -132,6 +140,11 @@ BoxFromBox3D(const Box3D *b, const char *what)
 					 errdetail("Its %cmin %.17g is above its %cmax %.17g.", "xyz"[d], lo[d], "xyz"[d], hi[d]),
 					 errhint("A box3d lists its lower corner first.")));
 	}
+	if (mesh_srid != NO_SRID && b->srid != 0 && mesh_srid != 0 && b->srid != mesh_srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has SRID %d, the mesh SRID %d", what, b->srid, mesh_srid),
+				 errhint("Give the box the mesh's SRID (ST_SetSRID) or none.")));
 	box.xmin = b->xmin;
 	box.ymin = b->ymin;
 	box.zmin = b->zmin;
@@ -219,7 +232,7 @@ gpu_mesh_clip(PG_FUNCTION_ARGS)
 	ProfileLap(&prof, &prof.detoast_ms);
 	mesh = MeshFromGeometry(geom, &srid);
 	ProfileLap(&prof, &prof.read_ms);
-	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", srid);
 	r = ClipMesh(&mesh, &box, 1, &prof)[0];
 	ProfileLap(&prof, &prof.clip_ms);
 	result = GeoaccTinToGeometry(r->positions, r->triangles, r->ntriangles, srid);
@@ -228,9 +241,13 @@ gpu_mesh_clip(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* The boxes of a box3d[] argument, in array order; NULL elements raise an ERROR. */
+/*
+ * The boxes of a box3d[] argument, in array order, and the subscript of the
+ * first (1 unless the array says otherwise, as '[5:6]={...}' does); NULL
+ * elements raise an ERROR.
+ */
 static GeoaccBox *
-BoxesFromArray(ArrayType *array, int *nboxes)
+BoxesFromArray(ArrayType *array, int32 mesh_srid, int *nboxes, int *first)
 {
 	int16		typlen;
 	bool		typbyval;
@@ -245,6 +262,7 @@ BoxesFromArray(ArrayType *array, int *nboxes)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("boxes must be a one-dimensional array"),
 				 errdetail("It has %d dimensions.", ARR_NDIM(array))));
+	*first = ARR_NDIM(array) == 1 ? ARR_LBOUND(array)[0] : 1;
 	get_typlenbyvalalign(ARR_ELEMTYPE(array), &typlen, &typbyval, &typalign);
 	deconstruct_array(array, ARR_ELEMTYPE(array), typlen, typbyval, typalign, &elems, &nulls, &n);
 	boxes = palloc(sizeof(GeoaccBox) * Max(n, 1));
@@ -254,8 +272,8 @@ BoxesFromArray(ArrayType *array, int *nboxes)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("boxes must not contain NULLs"),
-					 errdetail("Element %d is NULL.", i + 1)));
-		boxes[i] = BoxFromBox3D((Box3D *) DatumGetPointer(elems[i]), psprintf("box %d", i + 1));
+					 errdetail("Element %d is NULL.", *first + i)));
+		boxes[i] = BoxFromBox3D((Box3D *) DatumGetPointer(elems[i]), psprintf("box %d", *first + i), mesh_srid);
 	}
 	*nboxes = n;
 	return boxes;
@@ -276,15 +294,16 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	GeoaccMesh	mesh;
 	GeoaccBox  *boxes;
 	int			nboxes;
+	int			first;
 	GeoaccMeshResult **results;
 
 	InitMaterializedSRF(fcinfo, 0);
-	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
 	ProfileStart(&prof);
 	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	ProfileLap(&prof, &prof.detoast_ms);
 	mesh = MeshFromGeometry(geom, &srid);
 	ProfileLap(&prof, &prof.read_ms);
+	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), srid, &nboxes, &first);
 	results = ClipMesh(&mesh, boxes, nboxes, &prof);
 	ProfileLap(&prof, &prof.clip_ms);
 	for (int b = 0; b < nboxes; b++)
@@ -292,7 +311,7 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		values[0] = Int32GetDatum(b + 1);
+		values[0] = Int32GetDatum(first + b);
 		values[1] = GeoaccTinToGeometry(results[b]->positions, results[b]->triangles, results[b]->ntriangles,
 										srid);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -304,67 +323,103 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 }
 
-/*
- * geoacc_tile_grid(extent box3d, nx int, ny int, nz int): (ix, iy, iz, box)
- * for the nx * ny * nz tiles of the extent, 0-based indices in the order
- * ix, iy, iz; plane i of n along an axis is lo + (hi - lo) * i / n and the
- * last is hi itself, so neighbouring tiles share planes to the bit
- */
-PG_FUNCTION_INFO_V1(geoacc_tile_grid);
-Datum
-geoacc_tile_grid(PG_FUNCTION_ARGS)
+/* What geoacc_tile_grid() keeps between the rows it returns. */
+typedef struct TileGrid
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GeoaccBox	extent;
+	int32		srid;
+	uint32		n[3];
+} TileGrid;
+
+/* The extent and the tile counts of a call, checked once, before the first row. */
+static TileGrid *
+TileGridFromArgs(FunctionCallInfo fcinfo, uint64 *count)
+{
+	TileGrid   *grid = palloc(sizeof(TileGrid));
 	Box3D	   *extent = (Box3D *) PG_GETARG_POINTER(0);
-	GeoaccBox	e = BoxFromBox3D(extent, "extent");
 	int32		n[3] = {PG_GETARG_INT32(1), PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
-	GeoaccBox  *tiles;
-	int64		count;
+	GeoaccBox	first;
 
 	for (int d = 0; d < 3; d++)
+	{
 		if (n[d] < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("n%c must be at least 1", "xyz"[d]),
 					 errdetail("n%c is %d.", "xyz"[d], n[d])));
-	/* axis by axis: three int32 factors can overflow an int64 (the fuzz harness found it) */
-	count = 1;
-	for (int d = 0; d < 3; d++)
-	{
-		count *= n[d];
-		if (count > 100000000)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a grid of %.0f tiles is too large", (double) n[0] * n[1] * n[2]),
-					 errhint("Ask for at most 100,000,000 tiles.")));
+		grid->n[d] = (uint32) n[d];
 	}
-	InitMaterializedSRF(fcinfo, 0);
-	tiles = palloc_extended(sizeof(GeoaccBox) * count, MCXT_ALLOC_HUGE);
-	GeoaccCheck(geoacc_grid_tiles(&e, n[0], n[1], n[2], tiles));
-	for (int ix = 0; ix < n[0]; ix++)
-		for (int iy = 0; iy < n[1]; iy++)
-			for (int iz = 0; iz < n[2]; iz++)
-			{
-				const GeoaccBox *t = &tiles[((int64) ix * n[1] + iy) * n[2] + iz];
-				Box3D	   *b = palloc0(sizeof(Box3D));
-				Datum		values[4];
-				bool		nulls[4] = {false, false, false, false};
+	/* the rows are numbered by an int64 counter; ix, iy and iz are int columns */
+	*count = (uint64) n[0] * (uint64) n[1];
+	if (*count > (uint64) PG_INT64_MAX / (uint64) n[2])
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a grid of %.0f tiles is too large", (double) n[0] * n[1] * n[2]),
+				 errhint("Ask for at most 2^63 - 1 tiles.")));
+	*count *= (uint64) n[2];
+	grid->extent = BoxFromBox3D(extent, "extent", NO_SRID);
+	grid->srid = extent->srid;
+	/* the extent's own errors (a width that overflows) before any row */
+	GeoaccCheck(geoacc_grid_tile(&grid->extent, grid->n[0], grid->n[1], grid->n[2], 0, 0, 0, &first));
+	return grid;
+}
 
-				b->xmin = t->xmin;
-				b->ymin = t->ymin;
-				b->zmin = t->zmin;
-				b->xmax = t->xmax;
-				b->ymax = t->ymax;
-				b->zmax = t->zmax;
-				b->srid = extent->srid;
-				values[0] = Int32GetDatum(ix);
-				values[1] = Int32GetDatum(iy);
-				values[2] = Int32GetDatum(iz);
-				values[3] = PointerGetDatum(b);
-				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-				pfree(b);
-			}
-	PG_RETURN_NULL();
+/*
+ * geoacc_tile_grid(extent box3d, nx int, ny int, nz int): (ix, iy, iz, box)
+ * for the nx * ny * nz tiles of the extent, 0-based indices in the order
+ * ix, iy, iz; plane i of n along an axis is lo + (hi - lo) * i / n and the
+ * last is hi itself, so neighbouring tiles share planes to the bit.  A row
+ * is made when the executor asks for it, so a large grid costs no memory
+ * of its own and a cancel stops it between rows.
+ */
+PG_FUNCTION_INFO_V1(geoacc_tile_grid);
+Datum
+geoacc_tile_grid(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	TileGrid   *grid;
+	uint64		i;
+	GeoaccBox	t;
+	Box3D	   *b;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		uint64		count;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		funcctx->user_fctx = TileGridFromArgs(fcinfo, &count);
+		funcctx->max_calls = count;
+		if (get_call_result_type(fcinfo, NULL, &funcctx->tuple_desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "geoacc_tile_grid must return a composite type");
+		funcctx->tuple_desc = BlessTupleDesc(funcctx->tuple_desc);
+		MemoryContextSwitchTo(old);
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	grid = (TileGrid *) funcctx->user_fctx;
+	if (funcctx->call_cntr >= funcctx->max_calls)
+		SRF_RETURN_DONE(funcctx);
+	CHECK_FOR_INTERRUPTS();
+	i = funcctx->call_cntr;
+	values[2] = Int32GetDatum((int32) (i % grid->n[2]));
+	i /= grid->n[2];
+	values[1] = Int32GetDatum((int32) (i % grid->n[1]));
+	values[0] = Int32GetDatum((int32) (i / grid->n[1]));
+	GeoaccCheck(geoacc_grid_tile(&grid->extent, grid->n[0], grid->n[1], grid->n[2], DatumGetInt32(values[0]),
+								 DatumGetInt32(values[1]), DatumGetInt32(values[2]), &t));
+	b = palloc0(sizeof(Box3D));
+	b->xmin = t.xmin;
+	b->ymin = t.ymin;
+	b->zmin = t.zmin;
+	b->xmax = t.xmax;
+	b->ymax = t.ymax;
+	b->zmax = t.zmax;
+	b->srid = grid->srid;
+	values[3] = PointerGetDatum(b);
+	SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc, values, nulls)));
 }
 
 /* ------------------------------------------------------- PLY and glTF */
@@ -451,7 +506,7 @@ gpu_mesh_clip_ply(PG_FUNCTION_ARGS)
 	ProfileLap(&prof, &prof.detoast_ms);
 	mesh = ClippableMeshFromPly(ply, &layout);
 	ProfileLap(&prof, &prof.read_ms);
-	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box");
+	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", NO_SRID);
 	clipped = MeshView(ClipMesh(&mesh, &box, 1, &prof)[0]);
 	ProfileLap(&prof, &prof.clip_ms);
 	result = MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout);
@@ -475,10 +530,11 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 	GeoaccMesh	mesh;
 	GeoaccBox  *boxes;
 	int			nboxes;
+	int			first;
 	GeoaccMeshResult **results;
 
 	InitMaterializedSRF(fcinfo, 0);
-	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), &nboxes);
+	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), NO_SRID, &nboxes, &first);
 	ProfileStart(&prof);
 	ply = PG_GETARG_BYTEA_PP(0);
 	ProfileLap(&prof, &prof.detoast_ms);
@@ -492,7 +548,7 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		values[0] = Int32GetDatum(b + 1);
+		values[0] = Int32GetDatum(first + b);
 		values[1] = PointerGetDatum(MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		pfree(DatumGetPointer(values[1]));

@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/array.h"
@@ -450,13 +451,13 @@ RowsFromArrays(JoinRows *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, co
 static GeoaccJoinMethod
 MethodFromText(const char *name)
 {
-	if (strcmp(name, "auto") == 0)
+	if (pg_strcasecmp(name, "auto") == 0)
 		return GEOACC_JOIN_AUTO;
-	if (strcmp(name, "spatial") == 0)
+	if (pg_strcasecmp(name, "spatial") == 0)
 		return GEOACC_JOIN_SPATIAL;
-	if (strcmp(name, "temporal") == 0)
+	if (pg_strcasecmp(name, "temporal") == 0)
 		return GEOACC_JOIN_TEMPORAL;
-	if (strcmp(name, "spatiotemporal") == 0)
+	if (pg_strcasecmp(name, "spatiotemporal") == 0)
 		return GEOACC_JOIN_SPATIOTEMPORAL;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -510,6 +511,24 @@ DistanceFromArg(double distance)
 }
 
 /*
+ * A self-join pairs rows with a_id < b_id, and names a segment by its id
+ * and its number in the row: two rows with one id would be paired with
+ * each other as a_id = b_id and their segments could not be told apart.
+ */
+static void
+CheckSelfJoinIds(const JoinTracks *t)
+{
+	for (uint32 i = 1; i < t->count; i++)
+		if (t->ids[i] == t->ids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a self-join needs one trajectory per id"),
+					 errdetail("Id " INT64_FORMAT " is on more than one row.", t->ids[i]),
+					 errhint("Give each row an id of its own, for example object_id * 1000 + part for the parts "
+							 "of a track.")));
+}
+
+/*
  * Join the trajectories of a_rows with those of b_rows (NULL: of a_rows
  * with themselves, a_id < b_id) and put the rows into the tuplestore.
  */
@@ -551,6 +570,8 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
 	a = TracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+	if (self)
+		CheckSelfJoinIds(&a);
 	b = self ? a : TracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	/* the points are laid out: the geometries they came from are no longer needed */
 	MemoryContextDelete(a_rows->geometries);

@@ -18,6 +18,7 @@
 
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "lib/stringinfo.h"
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 #include "executor/spi.h"
@@ -641,91 +642,110 @@ CheckQueryColumns(TupleDesc desc, const char *argname)
 	pg_unreachable();
 }
 
-/* Run an inner query through a cursor and add each row's series. */
+/* The receiver of an inner query's rows: each row's series added as it comes. */
+typedef struct SeriesReceiver
+{
+	DestReceiver pub;
+	TwedSeries *series;
+	TwedShape  *shape;
+	const char *argname;
+	uint64		row;
+	QueryColumns cols;
+	Oid			id_type;
+	Oid			times_type;
+	MemoryContext rowcxt;		/* a row's detoasted copies and labels, reset after each row */
+} SeriesReceiver;
+
+/* The columns, checked before any row, so that a query returning none is checked too. */
+static void
+SeriesReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	SeriesReceiver *r = (SeriesReceiver *) self;
+
+	r->cols = CheckQueryColumns(typeinfo, r->argname);
+	r->id_type = GeoaccColumnType(typeinfo, r->cols.id);
+	if (r->cols.form == FORM_VALUES_TIMES)
+		r->times_type = GeoaccColumnType(typeinfo, r->cols.times);
+}
+
+static void
+SeriesReceiveRow(SeriesReceiver *r, TupleTableSlot *slot)
+{
+	const QueryColumns *cols = &r->cols;
+	bool		isnull;
+	Datum		id_datum = slot_getattr(slot, cols->id, &isnull);
+	int64		id;
+	Datum		series;
+	char	   *label;
+
+	r->row++;
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s row " UINT64_FORMAT " has a NULL id", r->argname, r->row)));
+	id = GeoaccIdFromDatum(id_datum, r->id_type);
+	label = MemoryContextStrdup(r->series->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
+															 r->argname, r->row, id));
+	series = slot_getattr(slot, cols->series, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the %s of %s must not be NULL", cols->form == FORM_TRAJECTORY ? "trajectory" : "values",
+						label)));
+	if (cols->form == FORM_TRAJECTORY)
+		SeriesAddTrajectory(r->series, r->shape, id, PG_DETOAST_DATUM(series), label);
+	else
+	{
+		ArrayType  *times = NULL;
+		bool		timestamps = false;
+		char	   *times_label = psprintf("the times of %s", label);
+
+		if (cols->form == FORM_VALUES_TIMES)
+		{
+			Datum		times_datum = slot_getattr(slot, cols->times, &isnull);
+
+			if (!isnull)
+				times = TimesAsSeconds(times_datum, r->times_type, times_label, &timestamps);
+		}
+		SeriesAddArrays(r->series, r->shape, id, DatumGetArrayTypeP(series), times, timestamps,
+						psprintf("the values of %s", label), times_label, label);
+	}
+}
+
+static bool
+SeriesReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SeriesReceiver *r = (SeriesReceiver *) self;
+	MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+
+	SeriesReceiveRow(r, slot);
+	MemoryContextSwitchTo(old);
+	/* each row's detoasted copies go as soon as its series is packed */
+	MemoryContextReset(r->rowcxt);
+	if ((r->row & 0x3FF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/* Run an inner query and add each row's series. */
 static void
 SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *argname)
 {
-	Portal		portal;
-	uint64		row = 0;
-	QueryColumns cols;
-	QueryForm	form;
-	Oid			id_type;
-	Oid			times_type = InvalidOid;
+	SeriesReceiver r;
 
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = SeriesReceive;
+	r.pub.rStartup = SeriesReceiverStartup;
+	r.pub.mydest = DestNone;
+	r.series = s;
+	r.shape = shape;
+	r.argname = argname;
+	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpu_twed row", ALLOCSET_DEFAULT_SIZES);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = GeoaccInnerQueryOpen(sql, argname);
-	/* checked before any row, so a query returning none is checked too */
-	cols = CheckQueryColumns(portal->tupDesc, argname);
-	form = cols.form;
-	id_type = GeoaccColumnType(portal->tupDesc, cols.id);
-	if (form == FORM_VALUES_TIMES)
-		times_type = GeoaccColumnType(portal->tupDesc, cols.times);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tuple = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			Datum		id_datum = SPI_getbinval(tuple, desc, cols.id, &isnull);
-			int64		id;
-			Datum		series;
-			char	   *label;
-
-			row++;
-			if (isnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s row " UINT64_FORMAT " has a NULL id", argname, row)));
-			id = GeoaccIdFromDatum(id_datum, id_type);
-			label = MemoryContextStrdup(s->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
-															 argname, row, id));
-			series = SPI_getbinval(tuple, desc, cols.series, &isnull);
-			if (isnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("the %s of %s must not be NULL",
-								form == FORM_TRAJECTORY ? "trajectory" : "values", label)));
-			/* each row's detoasted copies go as soon as its series is packed, not at SPI_finish */
-			if (form == FORM_TRAJECTORY)
-			{
-				struct varlena *geom = PG_DETOAST_DATUM(series);
-
-				SeriesAddTrajectory(s, shape, id, geom, label);
-				if ((Pointer) geom != DatumGetPointer(series))
-					pfree(geom);
-			}
-			else
-			{
-				ArrayType  *values = DatumGetArrayTypeP(series);
-				ArrayType  *times = NULL;
-				Datum		times_datum = (Datum) 0;
-				bool		timestamps = false;
-				char	   *times_label = psprintf("the times of %s", label);
-
-				if (form == FORM_VALUES_TIMES)
-				{
-					times_datum = SPI_getbinval(tuple, desc, cols.times, &isnull);
-					if (!isnull)
-						times = TimesAsSeconds(times_datum, times_type, times_label, &timestamps);
-				}
-				SeriesAddArrays(s, shape, id, values, times, timestamps, psprintf("the values of %s", label),
-								times_label, label);
-				if ((Pointer) values != DatumGetPointer(series))
-					pfree(values);
-				if (times && (Pointer) times != DatumGetPointer(times_datum))
-					pfree(times);
-			}
-		}
-		SPI_freetuptable(SPI_tuptable);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
+	GeoaccInnerQueryRun(sql, argname, &r.pub);
 	SPI_finish();
+	MemoryContextDelete(r.rowcxt);
 }
 
 /* Series first .. first + count - 1 of s, as the core reads them (offsets index the whole arrays). */
