@@ -594,9 +594,25 @@ mesh_polygon_counts(const MeshPolygon &poly, uint32_t *triangles, uint32_t *new_
 	*new_points = fresh;
 }
 
+/* Whether two corners of an input triangle are at one position (no output triangle is). */
+GEOACC_HD bool
+mesh_triangle_degenerate(const double *positions, const uint32_t *tri)
+{
+	for (int k = 0; k < 3; k++)
+	{
+		const double *a = positions + (size_t) tri[k] * 3;
+		const double *b = positions + (size_t) tri[k == 2 ? 0 : k + 1] * 3;
+
+		if (a[0] == b[0] && a[1] == b[1] && a[2] == b[2])
+			return true;
+	}
+	return false;
+}
+
 /*
  * What one face contributes: its class, the triangles and new points it
- * yields, and (straddling) its clipped polygon.
+ * yields, and (straddling) its clipped polygon.  A face with two corners at
+ * one position yields nothing: it is classed outside.
  */
 GEOACC_HD int
 mesh_clip_face(const double *positions, const uint32_t *tri, const uint8_t *codes, const MeshClipBox &box,
@@ -605,7 +621,7 @@ mesh_clip_face(const double *positions, const uint32_t *tri, const uint8_t *code
 	uint32_t	c0 = codes[tri[0]];
 	uint32_t	c1 = codes[tri[1]];
 	uint32_t	c2 = codes[tri[2]];
-	int			cls = mesh_classify(c0, c1, c2);
+	int			cls = mesh_triangle_degenerate(positions, tri) ? 1 : mesh_classify(c0, c1, c2);
 
 	*triangles = cls == 0 ? 1 : 0;
 	*new_points = 0;

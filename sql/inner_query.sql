@@ -73,21 +73,21 @@ SELECT * FROM gpu_twed_matrix('SELECT name, traj, id::numeric AS id FROM named',
 -- inner queries run read-only: a volatile function they call cannot write, whatever the function
 CREATE TABLE written (x int);
 CREATE SEQUENCE written_seq;
-CREATE FUNCTION pg_temp.writes() RETURNS int LANGUAGE plpgsql AS $$ BEGIN INSERT INTO written VALUES (1); RETURN 1; END $$;
-CREATE FUNCTION pg_temp.drops() RETURNS int LANGUAGE plpgsql AS $$ BEGIN DROP TABLE written; RETURN 1; END $$;
-SELECT * FROM gpu_segment_join('SELECT pg_temp.writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
-SELECT * FROM gpu_segment_join('SELECT pg_temp.drops(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
+CREATE FUNCTION inner_writes() RETURNS int LANGUAGE plpgsql AS $$ BEGIN INSERT INTO written VALUES (1); RETURN 1; END $$;
+CREATE FUNCTION inner_drops() RETURNS int LANGUAGE plpgsql AS $$ BEGIN DROP TABLE written; RETURN 1; END $$;
+SELECT * FROM gpu_segment_join('SELECT inner_writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
+SELECT * FROM gpu_segment_join('SELECT inner_drops(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
 SELECT * FROM gpu_segment_join('SELECT 1, ''LINESTRING M (0 0 10,10 0 15)''::geometry',
 	'SELECT nextval(''written_seq''), ''LINESTRING M (0 0 10,10 0 15)''::geometry', 3);
-SELECT * FROM gpu_segment_contacts('SELECT pg_temp.writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
-SELECT * FROM gpu_twed_matrix('SELECT pg_temp.writes(), ''{1, 2}''::float8[]', NULL);
-SELECT * FROM gpu_make_trajectories('SELECT pg_temp.writes(), now(), ''POINT(0 0)''::geometry', NULL);
+SELECT * FROM gpu_segment_contacts('SELECT inner_writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
+SELECT * FROM gpu_twed_matrix('SELECT inner_writes(), ''{1, 2}''::float8[]', NULL);
+SELECT * FROM gpu_make_trajectories('SELECT inner_writes(), now(), ''POINT(0 0)''::geometry', NULL);
 SELECT count(*) AS written_rows, (SELECT last_value FROM written_seq) AS seq_last_value,
 	(SELECT is_called FROM written_seq) AS seq_called FROM written;
 -- an exception block that catches the error goes on in a read-write transaction
 DO $$
 BEGIN
-	PERFORM * FROM gpu_segment_join('SELECT pg_temp.writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
+	PERFORM * FROM gpu_segment_join('SELECT inner_writes(), ''LINESTRING M (0 0 10,10 0 15)''::geometry', NULL, 3);
 EXCEPTION WHEN read_only_sql_transaction THEN
 	RAISE NOTICE 'caught: %', SQLERRM;
 END $$;
@@ -96,3 +96,4 @@ INSERT INTO written VALUES (2);
 SELECT count(*) FROM written;
 DROP TABLE written;
 DROP SEQUENCE written_seq;
+DROP FUNCTION inner_writes(), inner_drops();

@@ -84,9 +84,10 @@ struct Result
 
 GeoaccTrajectoryRules
 rules(double max_gap, double max_speed = INFINITY, double tolerance = -1,
-	  GeoaccSimplifyDistance distance = GEOACC_SIMPLIFY_PLANAR)
+	  GeoaccSimplifyDistance distance = GEOACC_SIMPLIFY_PLANAR, double time_unit = 1)
 {
-	return GeoaccTrajectoryRules{max_gap, max_speed, tolerance >= 0, distance, tolerance >= 0 ? tolerance : 0};
+	return GeoaccTrajectoryRules{max_gap, max_speed, tolerance >= 0, distance, tolerance >= 0 ? tolerance : 0,
+								 time_unit};
 }
 
 Result
@@ -142,6 +143,7 @@ reference(const FixTable &f, const GeoaccTrajectoryRules &r)
 {
 	std::map<int64_t, std::vector<Fix>> objects;
 	Result		result;
+	double		unit = r.time_unit == 0 ? 1 : r.time_unit;
 
 	for (uint32_t i = 0; i < f.size(); i++)
 		objects[f.ids[i]].push_back(Fix{f.ids[i], f.t[i] == 0 ? 0.0 : f.t[i], f.x[i], f.y[i]});
@@ -171,7 +173,7 @@ reference(const FixTable &f, const GeoaccTrajectoryRules &r)
 				double		dx = kept[end].x - kept[end - 1].x;
 				double		dy = kept[end].y - kept[end - 1].y;
 
-				if (dt > r.max_gap || std::sqrt(dx * dx + dy * dy) / dt > r.max_speed)
+				if (dt > r.max_gap || std::sqrt(dx * dx + dy * dy) / (dt / unit) > r.max_speed)
 					break;
 				end++;
 			}
@@ -186,7 +188,7 @@ reference(const FixTable &f, const GeoaccTrajectoryRules &r)
 				{
 					part.x.push_back(kept[i].x);
 					part.y.push_back(kept[i].y);
-					part.m.push_back(kept[i].t);
+					part.m.push_back(kept[i].t / unit);
 				}
 				result.parts.push_back(part);
 			}
@@ -405,6 +407,64 @@ TEST(make_trajectories_edges)
 	CHECK(r.parts.empty());
 }
 
+/* The same fixes with t in whole microseconds, as the SQL layer passes timestamps. */
+FixTable
+in_microseconds(const FixTable &f)
+{
+	FixTable	out;
+
+	for (uint32_t i = 0; i < f.size(); i++)
+		out.add(f.ids[i], std::round(f.t[i] * 1e6), f.x[i], f.y[i]);
+	return out;
+}
+
+/*
+ * Microsecond times near 2026 (1.8e15 us, exact in a double): a gap of
+ * max_gap splits nothing, one microsecond more splits; the speed is per
+ * second and M is in seconds.
+ */
+TEST(make_trajectories_microseconds)
+{
+	const double t0 = 1798761600e6;	/* 2027-01-01 in us since 1970 */
+	FixTable	g;
+
+	g.add(1, t0, 0, 0);
+	g.add(1, t0 + 600e6, 600, 0);		/* exactly max_gap later, at 1 unit/s */
+	g.add(1, t0 + 1200e6 + 1, 1200, 0);	/* max_gap and a microsecond later */
+	g.add(1, t0 + 1200e6 + 2, 1200, 0);
+
+	Result		r = make(GEOACC_DEVICE_CPU, g, rules(600e6, INFINITY, -1, GEOACC_SIMPLIFY_PLANAR, 1e6));
+
+	CHECK(r.parts.size() == 2 && r.single_fix_parts == 0);
+	if (r.parts.size() == 2)
+	{
+		CHECK(r.parts[0].fixes == 2 && r.parts[1].number == 2 && r.parts[1].fixes == 2);
+		CHECK(r.parts[0].m == std::vector<double>({t0 / 1e6, t0 / 1e6 + 600}));
+	}
+	/* 1 unit/s is not above a max_speed of 1; a hair below it is */
+	CHECK(make(GEOACC_DEVICE_CPU, g, rules(INFINITY, 1, -1, GEOACC_SIMPLIFY_PLANAR, 1e6)).parts.size() == 1);
+	r = make(GEOACC_DEVICE_CPU, g, rules(INFINITY, 0.999999, -1, GEOACC_SIMPLIFY_PLANAR, 1e6));
+	CHECK(r.parts.size() == 1 && r.single_fix_parts == 2);
+
+	for (int round = 0; round < 4; round++)
+	{
+		FixTable	f = in_microseconds(random_fixes(300, 200));
+
+		for (const GeoaccTrajectoryRules &s : some_rules)
+		{
+			GeoaccTrajectoryRules us = s;
+
+			us.max_gap = s.max_gap * 1e6;
+			us.time_unit = 1e6;
+			Result		cpu = make(GEOACC_DEVICE_CPU, f, us);
+
+			CHECK(cpu == reference(f, us));
+			if (core_test::gpu_available())
+				CHECK(make(GEOACC_DEVICE_GPU, f, us) == cpu);
+		}
+	}
+}
+
 TEST(make_trajectories_arguments)
 {
 	FixTable	f;
@@ -415,9 +475,9 @@ TEST(make_trajectories_arguments)
 	make(GEOACC_DEVICE_CPU, f, rules(-1), nullptr, GEOACC_ERR_INVALID_ARGUMENT);
 	make(GEOACC_DEVICE_CPU, f, rules(1, -1), nullptr, GEOACC_ERR_INVALID_ARGUMENT);
 	make(GEOACC_DEVICE_CPU, f, rules(1, NAN), nullptr, GEOACC_ERR_INVALID_ARGUMENT);
-	make(GEOACC_DEVICE_CPU, f, GeoaccTrajectoryRules{1, 1, 1, GEOACC_SIMPLIFY_PLANAR, NAN}, nullptr,
+	make(GEOACC_DEVICE_CPU, f, GeoaccTrajectoryRules{1, 1, 1, GEOACC_SIMPLIFY_PLANAR, NAN, 1}, nullptr,
 		 GEOACC_ERR_INVALID_ARGUMENT);
-	make(GEOACC_DEVICE_CPU, f, GeoaccTrajectoryRules{1, 1, 1, GEOACC_SIMPLIFY_PLANAR, -2}, nullptr,
+	make(GEOACC_DEVICE_CPU, f, GeoaccTrajectoryRules{1, 1, 1, GEOACC_SIMPLIFY_PLANAR, -2, 1}, nullptr,
 		 GEOACC_ERR_INVALID_ARGUMENT);
 	make(GEOACC_DEVICE_CPU, f, rules(1, 1, 1, GEOACC_SIMPLIFY_3D), nullptr, GEOACC_ERR_INVALID_ARGUMENT);
 	CHECK(strstr(geoacc_status_message(), "planar or the synchronized") != nullptr);

@@ -737,7 +737,7 @@ TEST(mesh_clip_degenerate_triangles)
 
 	CHECK(well_formed(c.r));
 	CHECK(result_area(c.r) == 0);
-	/* the inside ones are kept as they are */
+	/* the collinear one inside is kept as it is; the point-triangle (equal corners) is not */
 	bool		kept_collinear = false,
 				kept_point = false;
 
@@ -750,7 +750,7 @@ TEST(mesh_clip_degenerate_triangles)
 			&& c.p(t[1])[0] == 0.5 && c.p(t[2])[0] == 1;
 	}
 	CHECK(kept_collinear);
-	CHECK(kept_point);
+	CHECK(!kept_point);
 
 	/* a flat box (zmin = zmax) keeps what lies in its plane */
 	Mesh		flat;
@@ -856,6 +856,166 @@ TEST(mesh_clip_tile_grid_planes)
 			}
 	CHECK(t[0].xmin == e.xmin && t[0].ymin == e.ymin && t[0].zmin == e.zmin);
 	CHECK(t.back().xmax == e.xmax && t.back().ymax == e.ymax && t.back().zmax == e.zmax);
+}
+
+/* Extents whose planes would overflow have none; one tile equals the same tile of the whole grid. */
+TEST(mesh_clip_tile_grid_limits)
+{
+	GeoaccBox	t;
+	GeoaccBox	wide = box(0, 0, 0, 1e308, 1, 1);
+	GeoaccBox	across = box(-1e308, 0, 0, 1e308, 1, 1);
+	GeoaccBox	infinite = box(0, 0, 0, INFINITY, 1, 1);
+	GeoaccBox	e = box(-1e307, 2, 3, 1e307, 5, 7);
+	std::vector<GeoaccBox> all(8 * 3 * 2);
+
+	CHECK(geoacc_grid_tile(&wide, 3, 1, 1, 0, 0, 0, &t) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK_OK(geoacc_grid_tile(&wide, 1, 1, 1, 0, 0, 0, &t));
+	CHECK(geoacc_grid_tile(&across, 1, 1, 1, 0, 0, 0, &t) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_grid_tile(&infinite, 1, 1, 1, 0, 0, 0, &t) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_grid_tile(&e, 8, 3, 2, 8, 0, 0, &t) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK_OK(geoacc_grid_tiles(&e, 8, 3, 2, all.data()));
+	for (uint32_t ix = 0; ix < 8; ix++)
+		for (uint32_t iy = 0; iy < 3; iy++)
+			for (uint32_t iz = 0; iz < 2; iz++)
+			{
+				CHECK_OK(geoacc_grid_tile(&e, 8, 3, 2, ix, iy, iz, &t));
+				CHECK(memcmp(&t, &all[(ix * 3 + iy) * 2 + iz], sizeof(t)) == 0);
+				CHECK(std::isfinite(t.xmin) && std::isfinite(t.xmax) && t.xmin < t.xmax);
+			}
+}
+
+namespace
+{
+void		check_gpu_equals_cpu(const Mesh &m, const std::vector<GeoaccBox> &boxes);
+
+int
+uniform_int(int lo, int hi)
+{
+	return std::uniform_int_distribution<int>(lo, hi)(core_test::rng());
+}
+
+double
+uniform(double lo, double hi)
+{
+	return std::uniform_real_distribution<double>(lo, hi)(core_test::rng());
+}
+
+/* Two corners of an output triangle at one position: none, wherever mesh edges and vertices lie on box faces. */
+bool
+has_degenerate_triangle(const GeoaccMeshResult &r)
+{
+	for (uint32_t f = 0; f < r.ntriangles; f++)
+		for (int k = 0; k < 3; k++)
+		{
+			const double *a = r.positions + (size_t) r.triangles[f * 3 + k] * 3;
+			const double *b = r.positions + (size_t) r.triangles[f * 3 + (k + 1) % 3] * 3;
+
+			if (a[0] == b[0] && a[1] == b[1] && a[2] == b[2])
+				return true;
+		}
+	return false;
+}
+
+/* A terrain of n x n cells on the integer grid, each cell two triangles along a diagonal chosen at random. */
+Mesh
+grid_terrain(int n)
+{
+	Mesh		m;
+
+	for (int y = 0; y <= n; y++)
+		for (int x = 0; x <= n; x++)
+			m.positions.insert(m.positions.end(), {(double) x, (double) y, (double) ((x * y) % 3)});
+	for (int y = 0; y < n; y++)
+		for (int x = 0; x < n; x++)
+		{
+			const uint32_t a = y * (n + 1) + x,
+						b = a + 1,
+						c = a + n + 1,
+						d = c + 1;
+
+			if (uniform_int(0, 1))
+				m.triangles.insert(m.triangles.end(), {a, b, d, a, d, c});
+			else
+				m.triangles.insert(m.triangles.end(), {a, b, c, b, d, c});
+		}
+	return m;
+}
+
+}								/* namespace */
+
+TEST(mesh_clip_edges_on_box_faces)
+{
+	/* an edge along a face of the box: nothing, not a triangle with a repeated corner */
+	Mesh		t;
+
+	t.positions = {0, 0, 0, 2, 0, 0, 0, 2, 0};
+	t.triangles = {0, 1, 2};
+	CHECK(clip1(GEOACC_DEVICE_CPU, t, box(-1, 0, -1, 0, 1, 1)).r.ntriangles == 0);
+	CHECK(clip1(GEOACC_DEVICE_CPU, t, box(0, -1, -1, 1, 0, 1)).r.ntriangles == 0);
+
+	/* tiles whose planes run along the terrain's edges and through its vertices */
+	for (int round = 0; round < 20; round++)
+	{
+		const int	n = uniform_int(2, 12);
+		Mesh		m = grid_terrain(n);
+		const uint32_t nx = (uint32_t) uniform_int(1, n),
+					ny = (uint32_t) uniform_int(1, n);
+		GeoaccBox	e = box(0, 0, -1, n, n, 3);
+		std::vector<GeoaccBox> tiles(nx * ny * 3);
+
+		CHECK_OK(geoacc_grid_tiles(&e, nx, ny, 3, tiles.data()));
+		std::vector<Clipped> out = clip(GEOACC_DEVICE_CPU, m, tiles);
+		long double	area = 0;
+
+		for (const Clipped &c : out)
+		{
+			CHECK(well_formed(c.r));
+			CHECK(!has_degenerate_triangle(c.r));
+			area += result_area(c.r);
+		}
+		CHECK(close_relative(area, reference_area(m, e), 1e-12L));
+		if (core_test::gpu_available())
+			check_gpu_equals_cpu(m, tiles);
+	}
+}
+
+/* Coordinates near the ends of the double range: cut points are finite, and scaling by 2^k changes nothing else. */
+TEST(mesh_clip_huge_coordinates)
+{
+	Mesh		t;
+
+	t.positions = {-1e308, -1e308, -1e308, 1e308, -1e308, 1e308, 0, 1e308, 0};
+	t.triangles = {0, 1, 2};
+	Clipped		c = clip1(GEOACC_DEVICE_CPU, t, box(-1, -1, -1, 1, 1, 1));
+
+	/* cut points of edges 2e308 long are only known to about 1e292: no area to compare, but inside the box */
+	CHECK(well_formed(c.r));
+	for (uint32_t v = 0; v < c.r.nvertices * 3; v++)
+		CHECK(std::isfinite(c.r.positions[v]) && fabs(c.r.positions[v]) <= 1);
+	for (int round = 0; round < 30; round++)
+	{
+		Mesh		m = random_mesh(60, 80, 10, 0, 0, 0, 0);
+		const int	k = uniform_int(900, 1019);
+		GeoaccBox	b = box(uniform(0, 5), uniform(0, 5), uniform(0, 5), uniform(5, 10), uniform(5, 10), uniform(5, 10));
+		Mesh		big = m;
+		GeoaccBox	big_b = box(ldexp(b.xmin, k), ldexp(b.ymin, k), ldexp(b.zmin, k), ldexp(b.xmax, k),
+								ldexp(b.ymax, k), ldexp(b.zmax, k));
+
+		for (double &x : big.positions)
+			x = ldexp(x, k);
+		Clipped		small_clip = clip1(GEOACC_DEVICE_CPU, m, b);
+		Clipped		big_clip = clip1(GEOACC_DEVICE_CPU, big, big_b);
+		bool		scaled = small_clip.r.nvertices == big_clip.r.nvertices
+			&& small_clip.r.ntriangles == big_clip.r.ntriangles
+			&& (small_clip.r.ntriangles == 0
+				|| memcmp(small_clip.r.triangles, big_clip.r.triangles, small_clip.r.ntriangles * 12) == 0);
+
+		for (uint32_t v = 0; scaled && v < small_clip.r.nvertices * 3; v++)
+			scaled = ldexp(small_clip.r.positions[v], k) == big_clip.r.positions[v];
+		CHECK(scaled);
+		if (core_test::gpu_available())
+			check_gpu_equals_cpu(big, {big_b});
+	}
 }
 
 /* Random meshes and boxes: area inside each box against the reference. */

@@ -469,7 +469,7 @@ TEST(mesh_ply_malformed)
 		 "PLY vertex 2 has a non-finite y: nan"},
 		{ascii + xyz + faces + "end_header\n0 0 0\n1 0 0\n0 1 inf\n3 0 1 2\n", "PLY vertex 3 has a non-finite z: inf"},
 		{ascii + xyz + "element face 1\nproperty list char int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n-3 0 1 2\n",
-		 "PLY face 1 has -3 vertices; a face needs at least 3"},
+		 "PLY face 1: list vertex_indices has -3 items"},
 		{ascii + xyz + "element face 1\nproperty list uchar int vertex_indices\nproperty list char int tags\nend_header\n"
 		 + body.substr(0, body.size() - 1) + " -1 5\n", "PLY face 1: list tags has -1 items"},
 		{ascii + xyz + faces + "element edge 1\nproperty list char int ends\nend_header\n" + body + "-2\n",
