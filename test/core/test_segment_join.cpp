@@ -620,6 +620,90 @@ TEST(segment_join_hand_checked)
 	}
 }
 
+/* The tracks with every coordinate times 2^k (exact while the result stays normal). */
+Tracks
+scaled(const Tracks &t, int k)
+{
+	Tracks		out = t;
+
+	for (std::vector<double> *v : {&out.x, &out.y, &out.z})
+		for (double &c : *v)
+			c = ldexp(c, k);
+	return out;
+}
+
+/* Rows of a join at 2^k times the size: the same times, the distances times 2^k. */
+std::vector<GeoaccJoinRow>
+unscaled(std::vector<GeoaccJoinRow> rows, int k)
+{
+	for (GeoaccJoinRow &r : rows)
+		r.cpa_distance = ldexp(r.cpa_distance, -k);
+	return rows;
+}
+
+/*
+ * Coordinates and distances past 2^250, where the plain test's fourth
+ * powers would overflow: the scaled test answers, and it answers the same
+ * bits at any power of two (it works on the mantissas).
+ */
+TEST(segment_join_huge_coordinates)
+{
+	/* the right-angle crossing of the hand cases at 2^500 times the size */
+	{
+		const int	k = 500;
+		Tracks		a = scaled(one_segment(0, 0, 0, 1000, 0, 100), k),
+					b = scaled(one_segment(500, -500, 0, 500, 500, 100), k);
+		auto		rows = pair_rows(a, b, ldexp(10, k));
+
+		CHECK(rows.size() == 1);
+		if (rows.size() == 1)
+		{
+			CHECK(rows[0].cpa_time == 50 && rows[0].cpa_distance == 0);
+			CHECK(std::fabs(rows[0].t_start - (50 - std::sqrt(0.5))) < 1e-12);
+			CHECK(std::fabs(rows[0].t_end - (50 + std::sqrt(0.5))) < 1e-12);
+		}
+		/* parallel tracks 30 * 2^k apart: the whole span at exactly that distance */
+		rows = pair_rows(scaled(one_segment(0, 0, 0, 1000, 0, 100), k), scaled(one_segment(0, 30, 0, 1000, 30, 100), k),
+						 ldexp(30, k));
+		CHECK(rows.size() == 1);
+		if (rows.size() == 1)
+			CHECK(rows[0].t_start == 0 && rows[0].t_end == 100 && rows[0].cpa_distance == ldexp(30, k));
+		/* at the top of the range: 1e308 apart, within 1.5e308, differences that overflow a double */
+		rows = pair_rows(one_segment(-1e308, 0, 0, 1e308, 0, 100), one_segment(1e308, 0, 0, -1e308, 0, 100), 1.5e308);
+		CHECK(rows.size() == 1);
+		if (rows.size() == 1)
+			CHECK(rows[0].cpa_time == 50 && rows[0].cpa_distance == 0 && std::isfinite(rows[0].t_start));
+	}
+	/* random tracks at two large scales: the same rows to the bit, and the reference's at scale 1 */
+	for (int round = 0; round < 6; round++)
+	{
+		const bool	with_z = round % 2 == 1;
+		const double d = uniform(5, 250);
+		Tracks		a = random_tracks(round < 2 ? UNIFORM : round < 4 ? CLUSTERED : LONG_AND_SHORT, 60, 40, with_z, 0);
+		Tracks		b = random_tracks(UNIFORM, 40, 40, with_z, 0);
+		const int	k1 = uniform_int(260, 600),
+					k2 = uniform_int(601, 1000);
+		Tracks		a1 = scaled(a, k1),
+					b1 = scaled(b, k1),
+					a2 = scaled(a, k2),
+					b2 = scaled(b, k2);
+		Result		r1 = join(GEOACC_DEVICE_CPU, a1, &b1, ldexp(d, k1), GEOACC_JOIN_AUTO);
+		Result		r2 = join(GEOACC_DEVICE_CPU, a2, &b2, ldexp(d, k2), GEOACC_JOIN_AUTO);
+
+		CHECK(r1.status == GEOACC_OK && r2.status == GEOACC_OK);
+		CHECK(same_rows(unscaled(r1.rows, k1), unscaled(r2.rows, k2)));
+		CHECK(matches_reference(unscaled(r1.rows, k1), reference(a, &b, d), d));
+		if (core_test::gpu_available())
+		{
+			Result		gpu = join(GEOACC_DEVICE_GPU, a2, &b2, ldexp(d, k2), GEOACC_JOIN_AUTO);
+			Result		gpu_self = join(GEOACC_DEVICE_GPU, a2, nullptr, ldexp(d, k2), GEOACC_JOIN_AUTO);
+
+			CHECK(gpu.status == GEOACC_OK && same_rows(gpu.rows, r2.rows));
+			CHECK(same_rows(gpu_self.rows, join(GEOACC_DEVICE_CPU, a2, nullptr, ldexp(d, k2), GEOACC_JOIN_AUTO).rows));
+		}
+	}
+}
+
 TEST(segment_join_skips_short_trajectories_and_empty_sets)
 {
 	Tracks		a,
