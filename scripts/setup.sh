@@ -11,7 +11,7 @@ set -euo pipefail
 GEOACC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GEOACC_PGDATA=${GEOACC_PGDATA:-/tmp/geoacc-pgdata}
 GEOACC_PGPORT=${GEOACC_PGPORT:-5499}
-PACKAGES="build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-postgis-3 zlib1g-dev gzip python3"
+PACKAGES="build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-postgis-3 zlib1g-dev gzip python3 iwyu"
 
 # 1. packages (apt only when something is missing)
 missing=""

@@ -9,7 +9,8 @@
 #      docs/reference.md against the installed extension
 #      (scripts/check_reference.py: an entry per function, type and setting,
 #      summaries equal to the COMMENT ON texts, examples that run, errors
-#      that the sources raise);
+#      that the sources raise), and the include check of the PostgreSQL
+#      glue (scripts/check_includes.sh: every header a file uses included);
 #   2. the fuzz harness on a short budget (GEOACC_FUZZ_CASES cases per
 #      function, default 300, a fresh seed each run, printed);
 #   3. the benchmark-data generator on a small size (valid trajectories, size);
@@ -50,6 +51,8 @@ run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only 
 
 echo "test: reference (docs/reference.md)"
 python3 scripts/check_reference.py || fail "reference check"
+echo "test: includes (scripts/check_includes.sh)"
+scripts/check_includes.sh || fail "include check"
 
 echo "test: fuzz harness"
 dropdb --if-exists geoacc_fuzz
