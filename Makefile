@@ -11,7 +11,7 @@ EXTENSION = geoacc geoacc_raster
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
-OBJS = src/geoacc.o src/device.o src/budget.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
+OBJS = src/geoacc.o src/device.o src/budget.o src/call.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
 OBJS += src/density_raster.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql

@@ -486,28 +486,37 @@ CellOverflow(const DensityState *state)
 			 errhint("Aggregate fewer rows into one raster, or use smaller cells.")));
 }
 
+/* The projection of the buffered points into the cells, as a step of a call. */
+typedef struct ProjectRun
+{
+	DensityState *state;
+	GeoaccDensityPoints points;
+} ProjectRun;
+
+static GeoaccStatus
+ProjectOn(GeoaccDevice device, void *arg)
+{
+	ProjectRun *r = arg;
+	DensityState *state = r->state;
+
+	return StateHasSums(&state->h.args)
+		? geoacc_density_project_values(device, &state->h.args.grid, &r->points, &state->cells)
+		: geoacc_density_project(device, &state->h.args.grid, &r->points, &state->cells);
+}
+
 /* Project the buffered points into the cells on the chosen device. */
 static void
 StateFlush(DensityState *state)
 {
-	GeoaccCall	call;
-	GeoaccStatus status;
-	GeoaccDensityPoints points = {state->xy, state->flags, state->values, state->npoints,
-								  state->h.args.mode, state->h.args.interpolate};
-	bool		sums = StateHasSums(&state->h.args);
+	ProjectRun	run = {state, {state->xy, state->flags, state->values, state->npoints,
+							   state->h.args.mode, state->h.args.interpolate}};
+	GeoaccWork	work = {ProjectOn, &run,
+						geoacc_density_project_need(&state->h.args.grid, state->npoints, StateHasSums(&state->h.args)),
+						true};			/* the cells are added to */
 
 	if (state->npoints == 0)
 		return;
-	GeoaccCallBegin(&call, "gpu_density_raster (projection)", state->npoints);
-	GeoaccCallReserve(&call, geoacc_density_project_need(&state->h.args.grid, state->npoints, sums));
-	do
-	{
-		status = sums ? geoacc_density_project_values(call.device, &state->h.args.grid, &points, &state->cells)
-			: geoacc_density_project(call.device, &state->h.args.grid, &points, &state->cells);
-		/* the cells are added to: only a failure to allocate, before any was written, can run again */
-	} while (status == GEOACC_ERR_DEVICE_MEMORY && GeoaccRetryOnCpu(&call, status));
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
+	GeoaccCallRun("gpu_density_raster (projection)", state->npoints, &work);
 	state->h.cell_bound += state->chunk_bound;
 	state->chunk_bound = 0;
 	state->npoints = 0;
@@ -1068,34 +1077,45 @@ DenseCells(const DensityState *state)
 	return cells;
 }
 
+/* The convolution of the cells into the pixels, as a step of a call. */
+typedef struct ConvolveRun
+{
+	const DensityArgs *args;
+	void	   *cells;
+	double	   *pixels;
+} ConvolveRun;
+
+static GeoaccStatus
+ConvolveOn(GeoaccDevice device, void *arg)
+{
+	ConvolveRun *r = arg;
+	const DensityArgs *args = r->args;
+
+	return StateHasSums(args)
+		? geoacc_density_convolve_sums(device, args->grid.width, args->grid.height, r->cells, args->kernel,
+									   args->kernel_size, r->pixels)
+		: geoacc_density_convolve(device, args->grid.width, args->grid.height, r->cells, args->kernel,
+								  args->kernel_size, r->pixels);
+}
+
 /* The raster's pixels: the buffered points projected, the cells convolved (palloc'd, height * width). */
 static double *
 StatePixels(DensityState *state)
 {
 	const DensityArgs *args = &state->h.args;
 	double	   *pixels = palloc(sizeof(double) * args->grid.width * args->grid.height);
-	void	   *cells;
-	GeoaccCall	call;
-	GeoaccStatus status;
+	ConvolveRun run = {args, NULL, pixels};
+	GeoaccWork	work = {ConvolveOn, &run,
+						geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
+													 StateHasSums(args)),
+						false};
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	StateFlush(state);
 	WarnIfEmpty(state);
-	cells = DenseCells(state);
-	GeoaccCallBegin(&call, "gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height);
-	GeoaccCallReserve(&call, geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
-														  StateHasSums(args)));
-	do
-	{
-		status = StateHasSums(args)
-			? geoacc_density_convolve_sums(call.device, args->grid.width, args->grid.height, cells,
-										   args->kernel, args->kernel_size, pixels)
-			: geoacc_density_convolve(call.device, args->grid.width, args->grid.height, cells,
-									  args->kernel, args->kernel_size, pixels);
-	} while (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status));
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
-	pfree(cells);
+	run.cells = DenseCells(state);
+	GeoaccCallRun("gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height, &work);
+	pfree(run.cells);
 	return pixels;
 }
 

@@ -2,8 +2,9 @@
  * geoacc.h
  *
  * Declarations shared by the PostgreSQL glue in src/: settings, the device
- * layer (choosing a device, turning core statuses into ERRORs), per-call
- * statistics and the decoding of PostGIS geometries.
+ * layer (choosing a device, turning core statuses into ERRORs), the life
+ * of a call (device, memory budget, retry on the CPU, statistics), inner
+ * queries and the decoding of PostGIS geometries.
  */
 #ifndef GEOACC_H
 #define GEOACC_H
@@ -88,7 +89,7 @@ GeoaccMsSince(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
-/* -------------------------------------------------- statistics (stats.c) */
+/* ------------------------------------------ the life of a call (call.c) */
 
 /* One SQL-level call: which function, on which device, how long. */
 typedef struct GeoaccCall
@@ -102,21 +103,82 @@ typedef struct GeoaccCall
 	double		wait_ms;
 } GeoaccCall;
 
-/* Choose the device for `work` items and start the clock. */
-void		GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work);
+/*
+ * A step of a call's work: a core function run on one device, with its
+ * inputs and outputs in arg.  It must write its whole output each time it
+ * runs (the CPU may run it again after the GPU failed), unless
+ * adds_to_output: then it adds to its output, and only a failure to
+ * allocate, which the core reports before writing anything, runs it again.
+ */
+typedef GeoaccStatus (*GeoaccCoreRun) (GeoaccDevice device, void *arg);
+
+typedef struct GeoaccWork
+{
+	GeoaccCoreRun run;
+	void	   *arg;
+	GeoaccDeviceNeed need;		/* the device memory it asks the budget for */
+	bool		adds_to_output;
+} GeoaccWork;
 
 /*
- * After the GPU part of a call failed with `status`: under geoacc.device =
- * auto, for a failure of the GPU itself (out of device memory, a CUDA
- * error, the GPU disabled), switch the call to the CPU, say so in the
- * server log and return true: the caller then runs the same operation
- * again, which the CPU twin computes to the same bits.  Otherwise false.
- * Only for operations that rewrite their whole output.
+ * A call of `function` doing `items` units of work (points, cells, pairs):
+ * choose the device for that much work and start the clock.
  */
-bool		GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status);
+void		GeoaccCallBegin(GeoaccCall *call, const char *function, int64 items);
 
-/* Stop the clock, give back the call's memory reservation and add the call to this backend's statistics. */
+/*
+ * Run one step: reserve its device memory, run it on the call's device;
+ * when the GPU fails under geoacc.device = auto (out of device memory, a
+ * CUDA error, the GPU disabled), move the call to the CPU, with a LOG line,
+ * and run it again there, which gives the same bits; give the reservation
+ * back; raise the ERROR of a failed status.
+ */
+void		GeoaccCallStep(GeoaccCall *call, const GeoaccWork *work);
+
+/* Stop the clock, give back any reservation and record the call in the statistics. */
 void		GeoaccCallEnd(GeoaccCall *call);
+
+/* A call of one step: begin, step, end.  Returns the device it ran on. */
+GeoaccDevice GeoaccCallRun(const char *function, int64 items, const GeoaccWork *work);
+
+/*
+ * Where a call's time went, for its DEBUG1 line: named stages (string
+ * literals), each the sum of the laps or times added to it, in the order
+ * first seen.
+ */
+#define GEOACC_MAX_STAGES 12
+
+typedef struct GeoaccStages
+{
+	instr_time	start;
+	instr_time	lap;
+	int			count;
+	const char *names[GEOACC_MAX_STAGES];
+	double		ms[GEOACC_MAX_STAGES];
+} GeoaccStages;
+
+/* Start the clock of the whole and of the first lap. */
+void		GeoaccStagesStart(GeoaccStages *stages);
+
+/* Add the time since the last lap (or the start) to `stage`, and start the next lap. */
+void		GeoaccStagesLap(GeoaccStages *stages, const char *stage);
+
+/* Start the next lap here: the time since the last one counts in no stage. */
+void		GeoaccStagesSkip(GeoaccStages *stages);
+
+/* Add `ms` to `stage`. */
+void		GeoaccStagesAdd(GeoaccStages *stages, const char *stage, double ms);
+
+/* The milliseconds of `stage` so far (0 for none). */
+double		GeoaccStagesMs(const GeoaccStages *stages, const char *stage);
+
+/* "read 1.2 ms, prepare 0.4 ms, ..., total 2.0 ms", palloc'd. */
+char	   *GeoaccStagesText(const GeoaccStages *stages);
+
+/* ------------------------------------------------- statistics (stats.c) */
+
+/* Add a finished call, which took `ms`, to this backend's statistics. */
+void		GeoaccStatsRecord(const GeoaccCall *call, double ms);
 
 /* From _PG_init: shared memory for geoacc_backends() when geoacc is preloaded. */
 void		GeoaccStatsInit(void);

@@ -435,6 +435,24 @@ PutParts(ReturnSetInfo *rsinfo, const GeoaccTrajectoryParts *parts, int32 srid, 
 	MemoryContextDelete(rowcxt);
 }
 
+/* The core's trajectories of the fixes, as a step of a call. */
+typedef struct MakeRun
+{
+	const GeoaccFixes *fixes;
+	const GeoaccTrajectoryRules *rules;
+	GeoaccTrajectoryParts *parts;
+	GeoaccMakeTrajectoriesTiming *spent;
+} MakeRun;
+
+static GeoaccStatus
+MakeOn(GeoaccDevice device, void *arg)
+{
+	MakeRun    *r = arg;
+
+	/* a failed run leaves no parts behind */
+	return geoacc_make_trajectories(device, r->fixes, r->rules, r->parts, r->spent);
+}
+
 /*
  * gpu_make_trajectories(fixes_sql, max_gap, tolerance, preserve_collapsed,
  * synchronized, max_speed): (object_id, part, trajectory) for every part of
@@ -450,22 +468,20 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	FixReceiver fixes;
 	GeoaccFixes core_fixes;
 	GeoaccMakeTrajectoriesTiming spent;
-	GeoaccCall	call;
-	GeoaccDeviceNeed need;
-	GeoaccStatus status;
+	MakeRun		run = {&core_fixes, &rules, NULL, &spent};
+	GeoaccWork	work = {MakeOn, &run, {0, 0}, false};
+	GeoaccDevice device;
 	PartsHolder *holder;
-	instr_time	start;
-	double		read_ms,
-				write_ms;
+	GeoaccStages stages;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0))
 		return (Datum) 0;
 	RulesFromArgs(fcinfo, &rules, &preserve_collapsed);
 
-	INSTR_TIME_SET_CURRENT(start);
+	GeoaccStagesStart(&stages);
 	ReadFixes(&fixes, text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	read_ms = GeoaccMsSince(start);
+	GeoaccStagesLap(&stages, "reading");
 	if (fixes.count == 0)
 		return (Datum) 0;
 	SetTimeUnit(&rules, fixes.time_kind);
@@ -485,31 +501,27 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	holder->callback.func = PartsHolderRelease;
 	holder->callback.arg = holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
-	GeoaccCallBegin(&call, "gpu_make_trajectories", fixes.count);
-	need.bytes = need.least = geoacc_make_trajectories_device_bytes(fixes.count);
-	GeoaccCallReserve(&call, need);
-	status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_make_trajectories(call.device, &core_fixes, &rules, &holder->parts, &spent);
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
+	run.parts = &holder->parts;
+	work.need.bytes = work.need.least = geoacc_make_trajectories_device_bytes(fixes.count);
+	GeoaccStagesSkip(&stages);
+	device = GeoaccCallRun("gpu_make_trajectories", fixes.count, &work);
+	GeoaccStagesLap(&stages, "making the parts");
 	pfree(fixes.ids);
 	pfree(fixes.t);
 	pfree(fixes.x);
 	pfree(fixes.y);
 
-	INSTR_TIME_SET_CURRENT(start);
+	GeoaccStagesSkip(&stages);
 	PutParts(rsinfo, &holder->parts, fixes.srid, rules.simplify, preserve_collapsed);
-	write_ms = GeoaccMsSince(start);
+	GeoaccStagesLap(&stages, "writing the rows");
 	elog(DEBUG1, "gpu_make_trajectories: " UINT64_FORMAT " rows (" UINT64_FORMAT " skipped for a NULL or an empty "
 		 "point), %u fixes on the %s: %u duplicates dropped, %u parts (%u more of one fix dropped); "
-		 "%u GPU pieces, %u sorted runs, " UINT64_FORMAT " fixes of objects too large for the device; "
-		 "reading %.1f ms, sorting and splitting %.1f ms, transfers %.1f ms, host merging %.1f ms, "
-		 "simplifying %.1f ms, writing the rows %.1f ms",
-		 fixes.row, fixes.skipped, fixes.count, call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 "%u GPU pieces, %u sorted runs, " UINT64_FORMAT " fixes of objects too large for the device; %s; "
+		 "in the core: sorting and splitting %.1f ms, transfers %.1f ms, host merging %.1f ms, simplifying %.1f ms",
+		 fixes.row, fixes.skipped, fixes.count, device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
 		 holder->parts.duplicates, holder->parts.nparts, holder->parts.single_fix_parts, spent.pieces, spent.runs,
-		 (uint64) spent.cpu_fixes, read_ms, spent.compute_ms, spent.transfer_ms, spent.host_ms, spent.simplify_ms,
-		 write_ms);
+		 (uint64) spent.cpu_fixes, GeoaccStagesText(&stages), spent.compute_ms, spent.transfer_ms, spent.host_ms,
+		 spent.simplify_ms);
 	geoacc_trajectory_parts_free(&holder->parts);
 	return (Datum) 0;
 }

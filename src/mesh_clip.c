@@ -69,11 +69,7 @@ MeshResultInContext(void)
  */
 typedef struct ClipProfile
 {
-	instr_time	lap;
-	double		detoast_ms;
-	double		read_ms;
-	double		clip_ms;
-	double		output_ms;
+	GeoaccStages stages;		/* detoast, read, clip, output */
 	GeoaccDevice device;
 	GeoaccMeshClipTiming core;
 	uint32		ntriangles;
@@ -85,31 +81,17 @@ static void
 ProfileStart(ClipProfile *prof)
 {
 	memset(prof, 0, sizeof(*prof));
-	INSTR_TIME_SET_CURRENT(prof->lap);
-}
-
-/* Add the time since the last lap to *stage and start the next lap. */
-static void
-ProfileLap(ClipProfile *prof, double *stage)
-{
-	instr_time	now;
-	instr_time	elapsed;
-
-	INSTR_TIME_SET_CURRENT(now);
-	elapsed = now;
-	INSTR_TIME_SUBTRACT(elapsed, prof->lap);
-	*stage += INSTR_TIME_GET_MILLISEC(elapsed);
-	prof->lap = now;
+	GeoaccStagesStart(&prof->stages);
 }
 
 static void
 ProfileReport(const ClipProfile *prof, const char *function)
 {
-	elog(DEBUG1, "%s: %u triangles x %u boxes on the %s, " UINT64_FORMAT " triangles out; detoast %.1f ms, "
-		 "read %.1f ms, clip %.1f ms (upload %.1f, kernels %.1f, download %.1f), output %.1f ms",
+	elog(DEBUG1, "%s: %u triangles x %u boxes on the %s, " UINT64_FORMAT " triangles out; %s; in the core: "
+		 "upload %.1f, kernels %.1f, download %.1f ms",
 		 function, prof->ntriangles, prof->nboxes, prof->device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
-		 prof->triangles_out, prof->detoast_ms, prof->read_ms, prof->clip_ms, prof->core.upload_ms,
-		 prof->core.kernel_ms, prof->core.download_ms, prof->output_ms);
+		 prof->triangles_out, GeoaccStagesText(&prof->stages), prof->core.upload_ms, prof->core.kernel_ms,
+		 prof->core.download_ms);
 }
 
 /* No SRID to check a box against (a PLY mesh has none). */
@@ -175,6 +157,25 @@ MeshFromGeometry(const struct varlena *geom, int32 *srid)
 	return mesh;
 }
 
+/* The clip of the mesh by the boxes, as a step of a call. */
+typedef struct ClipRun
+{
+	const GeoaccMesh *mesh;
+	const GeoaccBox *boxes;
+	uint32		nboxes;
+	GeoaccMeshResult *results;
+	GeoaccMeshClipTiming *timing;
+} ClipRun;
+
+static GeoaccStatus
+ClipOn(GeoaccDevice device, void *arg)
+{
+	ClipRun    *r = arg;
+
+	/* a failed clip leaves no result behind: the CPU can start afresh */
+	return geoacc_mesh_clip(device, r->mesh, r->boxes, r->nboxes, r->results, r->timing);
+}
+
 /*
  * Clip on the chosen device; results[] live (and are freed) with
  * CurrentMemoryContext.  The device and the core's timing go into *prof.
@@ -182,24 +183,16 @@ MeshFromGeometry(const struct varlena *geom, int32 *srid)
 static GeoaccMeshResult **
 ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProfile *prof)
 {
-	GeoaccMeshResult *raw = palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1));
+	ClipRun		run = {mesh, boxes, nboxes, palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1)), &prof->core};
+	GeoaccWork	work = {ClipOn, &run, geoacc_mesh_clip_need(mesh), false};
+	GeoaccMeshResult *raw = run.results;
 	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
-	GeoaccCall	call;
-	GeoaccStatus status;
 
 	/* the owners exist before the core allocates: nothing can fail in between */
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();
 	/* the work is the mesh's triangles, not x boxes: with few triangles the GPU loses at any number of boxes */
-	GeoaccCallBegin(&call, "gpu_mesh_clip", (int64) mesh->ntriangles);
-	GeoaccCallReserve(&call, geoacc_mesh_clip_need(mesh));
-	status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, &prof->core);
-	/* a failed call leaves no result behind: under auto the CPU can start afresh */
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_mesh_clip(call.device, mesh, boxes, nboxes, raw, &prof->core);
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
-	prof->device = call.device;
+	prof->device = GeoaccCallRun("gpu_mesh_clip", (int64) mesh->ntriangles, &work);
 	prof->ntriangles = mesh->ntriangles;
 	prof->nboxes = nboxes;
 	for (uint32 b = 0; b < nboxes; b++)
@@ -229,14 +222,14 @@ gpu_mesh_clip(PG_FUNCTION_ARGS)
 
 	ProfileStart(&prof);
 	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	ProfileLap(&prof, &prof.detoast_ms);
+	GeoaccStagesLap(&prof.stages, "detoast");
 	mesh = MeshFromGeometry(geom, &srid);
-	ProfileLap(&prof, &prof.read_ms);
+	GeoaccStagesLap(&prof.stages, "read");
 	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", srid);
 	r = ClipMesh(&mesh, &box, 1, &prof)[0];
-	ProfileLap(&prof, &prof.clip_ms);
+	GeoaccStagesLap(&prof.stages, "clip");
 	result = GeoaccTinToGeometry(r->positions, r->triangles, r->ntriangles, srid);
-	ProfileLap(&prof, &prof.output_ms);
+	GeoaccStagesLap(&prof.stages, "output");
 	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_DATUM(result);
 }
@@ -300,12 +293,12 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	ProfileStart(&prof);
 	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	ProfileLap(&prof, &prof.detoast_ms);
+	GeoaccStagesLap(&prof.stages, "detoast");
 	mesh = MeshFromGeometry(geom, &srid);
-	ProfileLap(&prof, &prof.read_ms);
+	GeoaccStagesLap(&prof.stages, "read");
 	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), srid, &nboxes, &first);
 	results = ClipMesh(&mesh, boxes, nboxes, &prof);
-	ProfileLap(&prof, &prof.clip_ms);
+	GeoaccStagesLap(&prof.stages, "clip");
 	for (int b = 0; b < nboxes; b++)
 	{
 		Datum		values[2];
@@ -318,7 +311,7 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[1]));
 		geoacc_mesh_result_free(results[b]);
 	}
-	ProfileLap(&prof, &prof.output_ms);
+	GeoaccStagesLap(&prof.stages, "output");
 	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_NULL();
 }
@@ -503,14 +496,14 @@ gpu_mesh_clip_ply(PG_FUNCTION_ARGS)
 
 	ProfileStart(&prof);
 	ply = PG_GETARG_BYTEA_PP(0);
-	ProfileLap(&prof, &prof.detoast_ms);
+	GeoaccStagesLap(&prof.stages, "detoast");
 	mesh = ClippableMeshFromPly(ply, &layout);
-	ProfileLap(&prof, &prof.read_ms);
+	GeoaccStagesLap(&prof.stages, "read");
 	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", NO_SRID);
 	clipped = MeshView(ClipMesh(&mesh, &box, 1, &prof)[0]);
-	ProfileLap(&prof, &prof.clip_ms);
+	GeoaccStagesLap(&prof.stages, "clip");
 	result = MeshToBytea(geoacc_ply_write, "PLY", &clipped, layout);
-	ProfileLap(&prof, &prof.output_ms);
+	GeoaccStagesLap(&prof.stages, "output");
 	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_BYTEA_P(result);
 }
@@ -537,11 +530,11 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), NO_SRID, &nboxes, &first);
 	ProfileStart(&prof);
 	ply = PG_GETARG_BYTEA_PP(0);
-	ProfileLap(&prof, &prof.detoast_ms);
+	GeoaccStagesLap(&prof.stages, "detoast");
 	mesh = ClippableMeshFromPly(ply, &layout);
-	ProfileLap(&prof, &prof.read_ms);
+	GeoaccStagesLap(&prof.stages, "read");
 	results = ClipMesh(&mesh, boxes, nboxes, &prof);
-	ProfileLap(&prof, &prof.clip_ms);
+	GeoaccStagesLap(&prof.stages, "clip");
 	for (int b = 0; b < nboxes; b++)
 	{
 		GeoaccMesh	clipped = MeshView(results[b]);
@@ -554,7 +547,7 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[1]));
 		geoacc_mesh_result_free(results[b]);
 	}
-	ProfileLap(&prof, &prof.output_ms);
+	GeoaccStagesLap(&prof.stages, "output");
 	ProfileReport(&prof, "gpu_mesh_clip");
 	PG_RETURN_NULL();
 }

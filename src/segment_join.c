@@ -23,7 +23,6 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -72,16 +71,6 @@ typedef struct JoinTracks
 	double	   *z;				/* NULL: measured in X Y */
 	double	   *m;
 } JoinTracks;
-
-/* Where the time of one call went outside the core's own stages (DEBUG1). */
-typedef struct JoinTimes
-{
-	instr_time	start;			/* of the call */
-	double		read_ms;		/* the inner queries or arrays into trajectories */
-	double		prepare_ms;		/* geography to metres, trajectories in id order */
-	double		tuples_ms;		/* the result rows into the tuplestore */
-	double		release_ms;		/* closing the join, device memory freed */
-} JoinTimes;
 
 /* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
 typedef struct JoinSrid
@@ -528,13 +517,71 @@ CheckSelfJoinIds(const JoinTracks *t)
 							 "of a track.")));
 }
 
+/* The join of two sets of trajectories, streamed into the tuplestore, as a step of a call. */
+typedef struct JoinRun
+{
+	ReturnSetInfo *rsinfo;
+	const GeoaccTrajectories *a;
+	const GeoaccTrajectories *b;	/* NULL: a with itself */
+	const int64 *a_ids;
+	const int64 *b_ids;
+	double		distance;
+	GeoaccJoinMethod method;
+	JoinHolder *holder;
+	GeoaccJoinRow *rows;		/* JOIN_BATCH_ROWS */
+	GeoaccStages *stages;
+	GeoaccJoinStats stats;
+} JoinRun;
+
+static GeoaccStatus
+JoinOn(GeoaccDevice device, void *arg)
+{
+	JoinRun    *r = arg;
+	GeoaccStatus status;
+	uint32		n;
+
+	/* a run on the CPU after the GPU failed part way starts afresh, and gives the same rows */
+	JoinHolderRelease(r->holder);
+	tuplestore_clear(r->rsinfo->setResult);
+	status = geoacc_segment_join_open(device, r->a, r->b, r->distance, r->method, &r->holder->join);
+	while (status == GEOACC_OK)
+	{
+		status = geoacc_segment_join_next(r->holder->join, r->rows, JOIN_BATCH_ROWS, &n);
+		GeoaccStagesLap(r->stages, "join");
+		if (status != GEOACC_OK || n == 0)
+			break;
+		for (uint32 i = 0; i < n; i++)
+		{
+			const GeoaccJoinRow *row = &r->rows[i];
+			Datum		values[8];
+			bool		nulls[8] = {false};
+
+			/* segment k of the core is 0-based; SQL counts from 1, as ST_PointN */
+			values[0] = Int64GetDatum(r->a_ids[row->a_traj]);
+			values[1] = Int32GetDatum((int32) row->a_seg + 1);
+			values[2] = Int64GetDatum(r->b_ids[row->b_traj]);
+			values[3] = Int32GetDatum((int32) row->b_seg + 1);
+			values[4] = Float8GetDatum(row->t_start);
+			values[5] = Float8GetDatum(row->t_end);
+			values[6] = Float8GetDatum(row->cpa_time);
+			values[7] = Float8GetDatum(row->cpa_distance);
+			tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, values, nulls);
+		}
+		GeoaccStagesLap(r->stages, "tuples");
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (status == GEOACC_OK)
+		geoacc_segment_join_stats(r->holder->join, &r->stats);
+	return status;
+}
+
 /*
  * Join the trajectories of a_rows with those of b_rows (NULL: of a_rows
  * with themselves, a_id < b_id) and put the rows into the tuplestore.
  */
 static void
 SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid *srid, double distance,
-			GeoaccJoinMethod method, JoinTimes *times)
+			GeoaccJoinMethod method, GeoaccStages *stages)
 {
 	bool		self = b_rows == NULL;
 	JoinTracks	a,
@@ -543,13 +590,9 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	GeoaccEnu	frame;
 	GeoaccTrajectories va,
 				vb;
-	GeoaccCall	call;
-	GeoaccStatus status;
-	GeoaccJoinStats stats;
-	JoinHolder *holder;
-	GeoaccJoinRow *rows;
-	uint32		n;
-	instr_time	start;
+	JoinRun		run = {0};
+	GeoaccWork	work = {JoinOn, &run, {0, 0}, false};
+	GeoaccDevice device;
 
 	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
 		ereport(ERROR,
@@ -566,7 +609,6 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 		GeoaccEnuInit(&frame, &srid->direction);
 	}
 
-	INSTR_TIME_SET_CURRENT(start);
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
 	a = TracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
@@ -575,73 +617,37 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	b = self ? a : TracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	/* the points are laid out: the geometries they came from are no longer needed */
 	MemoryContextDelete(a_rows->geometries);
-	times->prepare_ms += GeoaccMsSince(start);
 	va = TracksView(&a);
 	vb = TracksView(&b);
+	GeoaccStagesLap(stages, "prepare");
 
-	GeoaccCallBegin(&call, "gpu_segment_join", (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)));
-	GeoaccCallReserve(&call, geoacc_segment_join_need(&va, self ? NULL : &vb));
-	holder = palloc0(sizeof(JoinHolder));
-	holder->callback.func = JoinHolderRelease;
-	holder->callback.arg = holder;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
-	status = geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method, &holder->join);
-	GeoaccCheck(status);
-
-	rows = palloc(JOIN_BATCH_ROWS * sizeof(GeoaccJoinRow));
-	do
-	{
-		status = geoacc_segment_join_next(holder->join, rows, JOIN_BATCH_ROWS, &n);
-		if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		{
-			/* the GPU failed part way: start again on the CPU, which gives the same rows */
-			JoinHolderRelease(holder);
-			tuplestore_clear(rsinfo->setResult);
-			GeoaccCheck(geoacc_segment_join_open(call.device, &va, self ? NULL : &vb, distance, method,
-												 &holder->join));
-			n = 1;
-			continue;
-		}
-		GeoaccCheck(status);
-		INSTR_TIME_SET_CURRENT(start);
-		for (uint32 i = 0; i < n; i++)
-		{
-			const GeoaccJoinRow *r = &rows[i];
-			Datum		values[8];
-			bool		nulls[8] = {false};
-
-			/* segment k of the core is 0-based; SQL counts from 1, as ST_PointN */
-			values[0] = Int64GetDatum(a.ids[r->a_traj]);
-			values[1] = Int32GetDatum((int32) r->a_seg + 1);
-			values[2] = Int64GetDatum(b.ids[r->b_traj]);
-			values[3] = Int32GetDatum((int32) r->b_seg + 1);
-			values[4] = Float8GetDatum(r->t_start);
-			values[5] = Float8GetDatum(r->t_end);
-			values[6] = Float8GetDatum(r->cpa_time);
-			values[7] = Float8GetDatum(r->cpa_distance);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		times->tuples_ms += GeoaccMsSince(start);
-		CHECK_FOR_INTERRUPTS();
-	} while (n > 0);
-
-	geoacc_segment_join_stats(holder->join, &stats);
-	INSTR_TIME_SET_CURRENT(start);
-	JoinHolderRelease(holder);
-	times->release_ms += GeoaccMsSince(start);
-	GeoaccCallEnd(&call);
+	run.rsinfo = rsinfo;
+	run.a = &va;
+	run.b = self ? NULL : &vb;
+	run.a_ids = a.ids;
+	run.b_ids = b.ids;
+	run.distance = distance;
+	run.method = method;
+	run.rows = palloc(JOIN_BATCH_ROWS * sizeof(GeoaccJoinRow));
+	run.stages = stages;
+	run.holder = palloc0(sizeof(JoinHolder));
+	run.holder->callback.func = JoinHolderRelease;
+	run.holder->callback.arg = run.holder;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &run.holder->callback);
+	work.need = geoacc_segment_join_need(&va, run.b);
+	device = GeoaccCallRun("gpu_segment_join",
+						   (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)), &work);
+	JoinHolderRelease(run.holder);
+	GeoaccStagesLap(stages, "release");
 	elog(DEBUG1, "gpu_segment_join: %s on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
-		 " candidates, " UINT64_FORMAT " rows; read %.1f ms, prepare %.1f ms, segments %.1f ms, plan %.1f ms, "
-		 "device memory %.1f ms, upload %.1f ms, index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms, tuples %.1f ms, "
-		 "release %.1f ms, total %.1f ms; %u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries, "
-		 "%u device allocations, %u syncs",
-		 MethodName(stats.method), call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", stats.queries, stats.entries,
-		 stats.candidates, stats.rows, times->read_ms, times->prepare_ms, stats.segments_ms, stats.plan_ms,
-		 stats.memory_ms, stats.upload_ms, stats.index_ms, stats.search_ms, stats.refine_ms, stats.output_ms, times->tuples_ms,
-		 times->release_ms, GeoaccMsSince(times->start), stats.entry_chunks, stats.batches, stats.overflow_queries,
-		 stats.device_allocations, stats.syncs);
+		 " candidates, " UINT64_FORMAT " rows; %s; in the core: segments %.1f ms, plan %.1f ms, "
+		 "device memory %.1f ms, upload %.1f ms, index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms; "
+		 "%u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries, %u device allocations, %u syncs",
+		 MethodName(run.stats.method), device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", run.stats.queries,
+		 run.stats.entries, run.stats.candidates, run.stats.rows, GeoaccStagesText(stages), run.stats.segments_ms,
+		 run.stats.plan_ms, run.stats.memory_ms, run.stats.upload_ms, run.stats.index_ms, run.stats.search_ms,
+		 run.stats.refine_ms, run.stats.output_ms, run.stats.entry_chunks, run.stats.batches,
+		 run.stats.overflow_queries, run.stats.device_allocations, run.stats.syncs);
 }
 
 /*
@@ -662,9 +668,9 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	bool		self = PG_ARGISNULL(1);
 	double		distance;
 	GeoaccJoinMethod method;
-	JoinTimes	times = {0};
+	GeoaccStages stages;
 
-	INSTR_TIME_SET_CURRENT(times.start);
+	GeoaccStagesStart(&stages);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		return (Datum) 0;
@@ -677,8 +683,8 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	RowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
 		RowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
-	times.read_ms = GeoaccMsSince(times.start);
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
+	GeoaccStagesLap(&stages, "read");
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &stages);
 	return (Datum) 0;
 }
 
@@ -699,9 +705,9 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	bool		self = PG_ARGISNULL(2) && PG_ARGISNULL(3);
 	double		distance;
 	GeoaccJoinMethod method;
-	JoinTimes	times = {0};
+	GeoaccStages stages;
 
-	INSTR_TIME_SET_CURRENT(times.start);
+	GeoaccStagesStart(&stages);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
 		return (Datum) 0;
@@ -718,7 +724,7 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	RowsFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
 	if (!self)
 		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
-	times.read_ms = GeoaccMsSince(times.start);
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &times);
+	GeoaccStagesLap(&stages, "read");
+	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &stages);
 	return (Datum) 0;
 }

@@ -100,18 +100,13 @@ typedef struct SimplifyPartition
 	/* device choice and statistics */
 	bool		call_begun;
 	GeoaccCall	call;
-	instr_time	start;
 	uint64		device_budget;	/* GPU: device bytes a chunk may take; 0 on the CPU */
 	int64		points_read;
 	int			nchunks;
 	GeoaccSimplifyTiming spent;
-	/* where the function's own time goes (DEBUG1), ms: rows fetched from the window, detoasted, parsed and
-	 * copied into the chunk; results built; and all of it, from the first call on */
-	double		fetch_ms;
-	double		detoast_ms;
-	double		parse_ms;
-	double		results_ms;
-	double		inside_ms;
+	/* where the function's own time goes (DEBUG1): rows fetched from the window, detoasted, parsed and
+	 * copied into the chunk; results built; and all the time in the function, from the first call on */
+	GeoaccStages stages;
 } SimplifyPartition;
 
 /* ------------------------------------------------------------ arguments */
@@ -170,7 +165,7 @@ DistanceOf(const SimplifyParams *p)
 static void
 StartPartition(WindowObject win, FunctionCallInfo fcinfo, SimplifyPartition *part)
 {
-	INSTR_TIME_SET_CURRENT(part->start);
+	GeoaccStagesStart(&part->stages);
 	part->stable_params = get_fn_expr_arg_stable(fcinfo->flinfo, 1) && get_fn_expr_arg_stable(fcinfo->flinfo, 2) &&
 		get_fn_expr_arg_stable(fcinfo->flinfo, 3) && get_fn_expr_arg_stable(fcinfo->flinfo, 4);
 	if (part->stable_params)
@@ -490,7 +485,7 @@ BeginCall(SimplifyPartition *part, bool at_end)
 		(geoacc_device_setting == GEOACC_SETTING_AUTO && !at_end && part->points_read < geoacc_gpu_threshold))
 		return;
 	GeoaccCallBegin(&part->call, "gpu_dp_simplify", part->points_read);
-	part->call.start = part->start; /* the clock covers reading the rows too */
+	part->call.start = part->stages.start;	/* the clock covers reading the rows too */
 	part->call_begun = true;
 	if (part->call.device == GEOACC_DEVICE_GPU)
 		part->device_budget = GeoaccDeviceMemoryAvailable();
@@ -533,7 +528,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		ReadParams(win, row, &params);
 	}
 	datum = WinGetFuncArgInPartition(win, 0, (int) row, WINDOW_SEEK_HEAD, false, &isnull, &isout);
-	part->fetch_ms += GeoaccMsSince(start);
+	GeoaccStagesAdd(&part->stages, "fetch", GeoaccMsSince(start));
 	if (isout)
 		return ROW_PAST_END;
 	entry.null_result = params.null;
@@ -554,7 +549,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 
 		INSTR_TIME_SET_CURRENT(start);
 		geom = PG_DETOAST_DATUM(datum);
-		part->detoast_ms += GeoaccMsSince(start);
+		GeoaccStagesAdd(&part->stages, "detoast", GeoaccMsSince(start));
 		INSTR_TIME_SET_CURRENT(start);
 		name.geom = geom;
 		snprintf(what, sizeof(what), "row " INT64_FORMAT, row + 1);
@@ -595,7 +590,7 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 		}
 		else
 			ChunkReserveRow(part, 0);
-		part->parse_ms += GeoaccMsSince(start);
+		GeoaccStagesAdd(&part->stages, "parse", GeoaccMsSince(start));
 	}
 	else
 		ChunkReserveRow(part, 0);
@@ -604,15 +599,33 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 	return ROW_ADDED;
 }
 
+/* The simplification of a batch of lines, as a step of a call. */
+typedef struct SimplifyRun
+{
+	const GeoaccTrajectories *batch;
+	GeoaccSimplifyDistance distance;
+	double		tolerance;
+	uint8	   *keep;
+	GeoaccSimplifyTiming *spent;
+} SimplifyRun;
+
+static GeoaccStatus
+SimplifyOn(GeoaccDevice device, void *arg)
+{
+	SimplifyRun *r = arg;
+
+	return geoacc_dp_simplify(device, r->batch, r->distance, r->tolerance, r->keep, r->spent);
+}
+
 /* Simplify rows from `begin` on, as many as a chunk holds. */
 static void
 ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 {
 	GeoaccTrajectories batch;
 	GeoaccSimplifyTiming spent;
-	GeoaccStatus status;
 	GeoaccSimplifyDistance distance;
-	GeoaccDeviceNeed need;
+	SimplifyRun run;
+	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false};
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
 	if (part->arrays.x != NULL && part->max_points < CHUNK_POINTS)
@@ -645,14 +658,10 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	distance = DistanceOf(&part->params);
 	batch = CoreBatch(&part->arrays, part->nlines, part->geodetic, &part->params);
 	/* the memory budget is held chunk by chunk, not while the rows are read */
-	need.bytes = need.least = geoacc_dp_simplify_device_bytes(part->npoints, part->nlines, distance,
-															  part->params.tolerance);
-	GeoaccCallReserve(&part->call, need);
-	status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&part->call, status))
-		status = geoacc_dp_simplify(part->call.device, &batch, distance, part->params.tolerance, part->keep, &spent);
-	GeoaccCallRelease(&part->call);
-	GeoaccCheck(status);
+	run = (SimplifyRun) {&batch, distance, part->params.tolerance, part->keep, &spent};
+	work.need.bytes = work.need.least = geoacc_dp_simplify_device_bytes(part->npoints, part->nlines, distance,
+																		part->params.tolerance);
+	GeoaccCallStep(&part->call, &work);
 	part->spent.transfer_ms += spent.transfer_ms;
 	part->spent.compute_ms += spent.compute_ms;
 	part->spent.pieces += spent.pieces;
@@ -669,12 +678,10 @@ FinishPartition(SimplifyPartition *part)
 	GeoaccCallEnd(&part->call);
 	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s in %d chunks "
 		 "(%u GPU pieces, %u rounds, " UINT64_FORMAT " vertices in trajectories too large for the device): "
-		 "compute %.3f ms, transfers %.3f ms; fetch %.1f ms, detoast %.1f ms, parse %.1f ms, results %.1f ms, "
-		 "in the function %.1f ms",
+		 "compute %.3f ms, transfers %.3f ms; %s",
 		 part->nrows, part->points_read, part->call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
 		 part->nchunks, part->spent.pieces, part->spent.rounds, (uint64) part->spent.cpu_points,
-		 part->spent.compute_ms, part->spent.transfer_ms, part->fetch_ms, part->detoast_ms, part->parse_ms,
-		 part->results_ms, part->inside_ms);
+		 part->spent.compute_ms, part->spent.transfer_ms, GeoaccStagesText(&part->stages));
 }
 
 /* The row's result from the chunk (the row itself for those the core did not see). */
@@ -721,14 +728,14 @@ gpu_dp_simplify(PG_FUNCTION_ARGS)
 		ComputeChunk(win, part, row);
 	INSTR_TIME_SET_CURRENT(start);
 	datum = WinGetFuncArgCurrent(win, 0, &isnull);
-	part->fetch_ms += GeoaccMsSince(start);
+	GeoaccStagesAdd(&part->stages, "fetch", GeoaccMsSince(start));
 	if (!isnull && part->rows[row - part->chunk_begin].null_result)
 		isnull = true;
 	INSTR_TIME_SET_CURRENT(start);
 	if (!isnull)
 		result = RowResult(part, row, datum, &isnull);
-	part->results_ms += GeoaccMsSince(start);
-	part->inside_ms += GeoaccMsSince(entered);
+	GeoaccStagesAdd(&part->stages, "results", GeoaccMsSince(start));
+	GeoaccStagesAdd(&part->stages, "in the function", GeoaccMsSince(entered));
 	if (part->ended && row == part->nrows - 1)
 		FinishPartition(part);
 	if (isnull)
@@ -756,10 +763,9 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	uint64		points;
 	uint32		nlines;
 	uint8	   *keep;
-	GeoaccCall	call;
-	GeoaccDeviceNeed need;
-	GeoaccStatus status;
 	GeoaccSimplifyDistance distance = DistanceOf(&params);
+	SimplifyRun run;
+	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false};
 	bool		isnull;
 	Datum		result;
 
@@ -792,14 +798,9 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	AppendLines(&lines, &a, 0, &name);
 	batch = CoreBatch(&a, nlines, lines.geodetic, &params);
 
-	GeoaccCallBegin(&call, "geoacc_dp_simplify", (int64) points);
-	need.bytes = need.least = geoacc_dp_simplify_device_bytes(points, nlines, distance, params.tolerance);
-	GeoaccCallReserve(&call, need);
-	status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_dp_simplify(call.device, &batch, distance, params.tolerance, keep, NULL);
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
+	run = (SimplifyRun) {&batch, distance, params.tolerance, keep, NULL};
+	work.need.bytes = work.need.least = geoacc_dp_simplify_device_bytes(points, nlines, distance, params.tolerance);
+	GeoaccCallRun("geoacc_dp_simplify", (int64) points, &work);
 
 	shape.type = lines.type;
 	shape.has_z = lines.has_z;

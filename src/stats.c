@@ -180,48 +180,11 @@ GeoaccPublishReserved(uint64 bytes)
 }
 
 void
-GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work)
+GeoaccStatsRecord(const GeoaccCall *call, double ms)
 {
-	call->function = function;
-	call->items = work;
-	call->device = GeoaccChooseDevice(work);
-	call->fell_back = false;
-	call->waited = false;
-	call->wait_ms = 0;
-	INSTR_TIME_SET_CURRENT(call->start);
-}
-
-bool
-GeoaccRetryOnCpu(GeoaccCall *call, GeoaccStatus status)
-{
-	if (call->device != GEOACC_DEVICE_GPU || geoacc_device_setting != GEOACC_SETTING_AUTO)
-		return false;
-	if (status != GEOACC_ERR_DEVICE_MEMORY && status != GEOACC_ERR_CUDA && status != GEOACC_ERR_DEVICE_DISABLED)
-		return false;
-	GeoaccCallRelease(call);
-	GeoaccWarnIfDisabled();
-	ereport(LOG,
-			(errmsg("geoacc: %s runs on the CPU after the GPU failed", call->function),
-			 errdetail_internal("%s", geoacc_status_message()),
-			 errhidestmt(true)));
-	call->device = GEOACC_DEVICE_CPU;
-	call->fell_back = true;
-	return true;
-}
-
-void
-GeoaccCallEnd(GeoaccCall *call)
-{
-	instr_time	elapsed;
-	double		ms;
 	CallStats  *s = NULL;
 
-	GeoaccCallRelease(call);
-	INSTR_TIME_SET_CURRENT(elapsed);
-	INSTR_TIME_SUBTRACT(elapsed, call->start);
-	ms = INSTR_TIME_GET_MILLISEC(elapsed);
 	PublishCall(call, ms);
-
 	for (int i = 0; i < nstats; i++)
 		if (strcmp(stats[i].function, call->function) == 0 && stats[i].device == call->device)
 			s = &stats[i];

@@ -370,22 +370,33 @@ AnyArgIsNull(FunctionCallInfo fcinfo, int first, int last)
 	return false;
 }
 
+/* The distances of all pairs of a x b, as a step of a call. */
+typedef struct TwedRun
+{
+	const GeoaccTwedSet *a;
+	const GeoaccTwedSet *b;
+	const GeoaccTwedParams *params;
+	double	   *distances;
+} TwedRun;
+
+static GeoaccStatus
+TwedOn(GeoaccDevice device, void *arg)
+{
+	TwedRun    *r = arg;
+
+	return geoacc_twed(device, r->a, r->b, r->params, r->distances);
+}
+
 /* Distances of all pairs of a x b on the chosen device (GPU failures under auto: the CPU). */
 static void
 TwedBlock(const char *function, const GeoaccTwedSet *a, const GeoaccTwedSet *b, const GeoaccTwedParams *params,
 		  double *distances)
 {
-	GeoaccCall	call;
-	GeoaccStatus status;
+	TwedRun		run = {a, b, params, distances};
+	GeoaccWork	work = {TwedOn, &run, geoacc_twed_need(a, b, params), false};
 	double		cells = (double) (a->offsets[a->count] - a->offsets[0]) * (b->offsets[b->count] - b->offsets[0]);
 
-	GeoaccCallBegin(&call, function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX);
-	GeoaccCallReserve(&call, geoacc_twed_need(a, b, params));
-	status = geoacc_twed(call.device, a, b, params, distances);
-	if (status != GEOACC_OK && GeoaccRetryOnCpu(&call, status))
-		status = geoacc_twed(call.device, a, b, params, distances);
-	GeoaccCheck(status);
-	GeoaccCallEnd(&call);
+	GeoaccCallRun(function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX, &work);
 }
 
 /* Whether times of this type are taken: float8[] (seconds) or timestamptz[]. */
