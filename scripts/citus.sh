@@ -12,11 +12,12 @@
 # there already (citus.so in its library directory).  Otherwise it is built
 # from the source kept beside the repository, ../shared/citus/citus-*.tar.xz
 # (or from a source tree named by CITUS_SRC), and installed into that
-# PostgreSQL.  Neither: the suite is skipped with a line saying so, and the
-# script exits 0.  geoacc and PostGIS must be installed already
+# PostgreSQL.  Neither: the suite is skipped with a line saying how to run it,
+# and the script exits 0.  geoacc and PostGIS must be installed already
 # (scripts/setup.sh does that).
 #
 #   PG_CONFIG               the PostgreSQL 15 to use (default: Debian's)
+#   CITUS_SRC               a Citus source tree to build (instead of the tarball)
 #   GEOACC_CITUS_PORTS      the three ports (default "9700 9701 9702")
 #   GEOACC_CITUS_BASE       data directories $BASE-{coord,w1,w2}, their logs
 #                           $BASE-*.log, sockets in $BASE-sock (default /tmp/geoacc-citus)
@@ -24,7 +25,12 @@
 #                           kept, so that a second run installs without building)
 #   GEOACC_CITUS_KEEP=1     leave the cluster running afterwards
 #
-# Exits non-zero when the build or a test fails.
+# Like scripts/setup.sh, it deletes only directories it made (the data and
+# socket directories hold a file geoacc-owned, the build directory the file
+# unpacked-from): a non-empty one without it is refused, and so is a port on
+# which a server not of this cluster listens; nothing is changed then.
+#
+# Exits non-zero when the build or a test fails, or when it refuses.
 set -euo pipefail
 
 GEOACC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,16 +54,25 @@ skip() {	# the suite is skipped; staging for another machine fails instead
 	exit 0
 }
 log() { echo "citus: $*"; }
+refuse() { echo "citus: REFUSED: $*; nothing was changed" >&2; exit 1; }
 
 # ------------------------------------------------------------------ Citus
 # Unpack (once per tarball and PostgreSQL), patch and build Citus in $src.
-build_citus() {
+find_source() {	# src or tarball: the Citus source to build; skipped when there is none
 	src=${CITUS_SRC:-}
 	tarball=$(ls "$GEOACC_ROOT"/../shared/citus/citus-*.tar.xz 2>/dev/null | sort -V | tail -1 || true)
 	if [ -z "$src" ] && [ -z "$tarball" ]; then
 		skip "Citus is not installed for $PG_CONFIG and there is no Citus source to build" \
-			"($GEOACC_ROOT/../shared/citus/citus-*.tar.xz is absent, CITUS_SRC unset)"
+			"($(cd "$GEOACC_ROOT/.." && pwd)/shared/citus/citus-*.tar.xz is absent, CITUS_SRC unset)." \
+			"To run this suite, put a Citus 13 source tarball there (or set CITUS_SRC to a Citus source tree)," \
+			"or install Citus for this PostgreSQL, and run scripts/citus.sh (as root, or with$CITUS_PACKAGES installed)"
 	fi
+	if [ -z "$src" ] && [ -e "$BUILD" ] && [ ! -f "$BUILD/unpacked-from" ] && [ -n "$(ls -A "$BUILD" 2>/dev/null || echo unreadable)" ]; then
+		refuse "$BUILD is not empty and was not made by scripts/citus.sh (no unpacked-from file):" \
+			"set GEOACC_CITUS_BUILD to a new or empty directory"
+	fi
+}
+build_citus() {		# build the source find_source found, in $src
 	missing=""
 	for p in $CITUS_PACKAGES; do
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -93,12 +108,58 @@ build_citus() {
 }
 
 if [ -n "$STAGE" ]; then
+	find_source
 	build_citus
 	make -s -C "$src" install with_llvm=no DESTDIR="$STAGE" >/dev/null
 	log "Citus installed under $STAGE"
 	exit 0
 fi
-if [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+installed=0
+[ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] && installed=1
+[ $installed = 1 ] || find_source
+
+# ------------------------------------------------- whose directories and ports
+case $BASE in /*) ;; *) BASE=$PWD/$BASE SOCK=$PWD/$SOCK ;; esac
+nodes="coord:$PORT_COORD w1:$PORT_W1 w2:$PORT_W2"
+for node in $nodes; do
+	case ${node#*:} in '' | *[!0-9]*) refuse "GEOACC_CITUS_PORTS=\"${GEOACC_CITUS_PORTS:-}\" is not three port numbers" ;; esac
+done
+for D in "$SOCK" "$BASE-coord" "$BASE-w1" "$BASE-w2"; do
+	if [ -e "$D" ] && [ ! -f "$D/geoacc-owned" ] && { [ ! -d "$D" ] || [ -n "$(ls -A "$D" 2>/dev/null || echo unreadable)" ]; }; then
+		refuse "$D is there and was not made by scripts/citus.sh (no geoacc-owned file in it):" \
+			"set GEOACC_CITUS_BASE to another prefix"
+	fi
+done
+if [ "$(id -u)" = 0 ]; then
+	id geoacc >/dev/null 2>&1 || useradd --system --create-home geoacc
+	# from /, which geoacc can read (the clone may be in root's home)
+	as_owner() { (cd / && runuser -u geoacc -- "$@"); }
+else
+	as_owner() { "$@"; }
+fi
+stop_cluster() {	# stop the nodes of this cluster that run (only directories it made)
+	for node in $nodes; do
+		D=$BASE-${node%%:*}
+		if [ -f "$D/geoacc-owned" ] && [ -f "$D/postmaster.pid" ]; then
+			as_owner "$PGBIN/pg_ctl" -D "$D" -m fast stop >/dev/null 2>&1 || true
+		fi
+	done
+}
+stop_cluster
+live_lock() {	# live_lock FILE: a socket lock file whose server runs
+	local pid
+	pid=$(sed -n 1p "$1" 2>/dev/null || true)
+	[ -n "$pid" ] && [ -d "/proc/$pid" ]
+}
+for node in $nodes; do	# with ours stopped, nothing may listen on the ports
+	port=${node#*:}
+	if live_lock "$SOCK/.s.PGSQL.$port.lock" || live_lock "/tmp/.s.PGSQL.$port.lock" \
+		|| (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		refuse "a server not of this cluster listens on port $port: set GEOACC_CITUS_PORTS to three free ports"
+	fi
+done
+
+if [ $installed = 1 ]; then
 	log "using the Citus installed in $("$PG_CONFIG" --pkglibdir)"
 else
 	build_citus
@@ -106,23 +167,8 @@ else
 fi
 
 # ---------------------------------------------------------------- cluster
-if [ "$(id -u)" = 0 ]; then
-	id geoacc >/dev/null 2>&1 || useradd --system --create-home geoacc
-	as_owner() { runuser -u geoacc -- "$@"; }
-else
-	as_owner() { "$@"; }
-fi
-nodes="coord:$PORT_COORD w1:$PORT_W1 w2:$PORT_W2"
-
-stop_cluster() {
-	for node in $nodes; do
-		if [ -f "$BASE-${node%%:*}/postmaster.pid" ]; then
-			as_owner "$PGBIN/pg_ctl" -D "$BASE-${node%%:*}" -m fast stop >/dev/null 2>&1 || true
-		fi
-	done
-}
-stop_cluster
-rm -rf "$SOCK" && mkdir -p "$SOCK"
+marker="made by scripts/citus.sh"
+rm -rf "$SOCK" && mkdir -p "$SOCK" && echo "$marker" > "$SOCK/geoacc-owned"
 [ "$(id -u)" = 0 ] && chown geoacc "$SOCK"
 for node in $nodes; do
 	name=${node%%:*} port=${node#*:}
@@ -130,6 +176,7 @@ for node in $nodes; do
 	rm -rf "$D" && mkdir -p "$D"
 	[ "$(id -u)" = 0 ] && chown geoacc "$D"
 	as_owner "$PGBIN/initdb" -D "$D" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >/dev/null
+	echo "$marker" | as_owner tee "$D/geoacc-owned" >/dev/null
 	cat >>"$D/postgresql.conf" <<EOF
 port = $port
 listen_addresses = '127.0.0.1'

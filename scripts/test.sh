@@ -1,5 +1,5 @@
 #!/bin/bash
-# Set up (packages, build, install, throwaway cluster) and run every test:
+# Set up (packages, build, install, a cluster of the tests' own) and run every test:
 #   1. the core tests (make check-core) and pg_regress (make installcheck,
 #      which runs both; two steps here so that each reports), among them
 #      the upgrade check (sql/upgrade.sql: 0.1.0 installed and updated has
@@ -9,30 +9,37 @@
 #      docs/reference.md against the installed extension
 #      (scripts/check_reference.py: an entry per function, type and setting,
 #      summaries equal to the COMMENT ON texts, examples that run, errors
-#      that the sources raise), and the include check of the PostgreSQL
-#      glue (scripts/check_includes.sh: every header a file uses included);
+#      that the sources raise), the pages' examples (scripts/check_pages.py,
+#      on a database loaded by test/demo.sql, when that script is there), and
+#      the include check of the PostgreSQL glue (scripts/check_includes.sh:
+#      every header a file uses included);
 #   2. the fuzz harness on a short budget (GEOACC_FUZZ_CASES cases per
 #      function, default 300, a fresh seed each run, printed);
 #   3. the benchmark-data generator on a small size (valid trajectories, size);
-#   4. where node and npm are present, the Khronos glTF validator (npm
-#      gltf-validator) on GLB files written by geoacc_mesh_to_glb;
+#   4. the Khronos glTF validator (npm gltf-validator, installed once into
+#      GEOACC_CACHE, default ~/.cache/geoacc) on GLB files written by
+#      geoacc_mesh_to_glb; skipped, with a line saying so, without node or
+#      when npm cannot fetch it;
 #   5. the Citus suite (scripts/citus.sh: a coordinator and two workers on
 #      this machine, make installcheck-citus) when Citus is installed for
 #      this PostgreSQL or its source is beside the repository
 #      (../shared/citus); otherwise a line says why it was skipped;
 #   6. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
-# Exits non-zero if anything fails.
+# The cluster: GEOACC_PGDATA (default /tmp/geoacc-test) on GEOACC_PGPORT
+# (default 5498), made afresh each run and stopped at the end (its log stays
+# in it); the demo's cluster (scripts/demo.sh) is another and is not touched.
+# See scripts/setup.sh.  Exits non-zero if anything fails.
 set -euo pipefail
+GEOACC_CLUSTER=test GEOACC_FRESH=1
+# iwyu: the include check; nodejs and npm: the glTF validator
+GEOACC_EXTRA_PACKAGES="iwyu nodejs npm ${GEOACC_EXTRA_PACKAGES:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+trap 'stop_cluster; echo "test: the test cluster is stopped (data and server.log in $GEOACC_PGDATA)"' EXIT
+setup_s=$SECONDS
 
 status=0
 fail() { echo "test: FAILED: $*"; status=1; }
-
-restart_cluster() {	# restart_cluster [SERVER OPTIONS...]: the throwaway cluster again, with these options too
-	as_owner "$PGBIN/pg_ctl" -D "$GEOACC_PGDATA" -l "$GEOACC_PGDATA/server.log" -w restart \
-		-o "-p $GEOACC_PGPORT -k /tmp -c listen_addresses='' ${GEOACC_PG_OPTS:-} $*" >/dev/null
-}
 
 run_suites() {		# run_suites LABEL [make variables...]
 	local label=$1; shift
@@ -41,16 +48,23 @@ run_suites() {		# run_suites LABEL [make variables...]
 	echo "test: make installcheck ($label)"
 	make -s installcheck REGRESS_PREP= "$@" || { fail "installcheck ($label)"; head -200 regression.diffs 2>/dev/null || true; }
 	echo "test: make installcheck-preloaded ($label)"
-	restart_cluster -c shared_preload_libraries=geoacc
+	start_cluster -c shared_preload_libraries=geoacc
 	make -s installcheck-preloaded "$@" \
 		|| { fail "installcheck-preloaded ($label)"; head -200 regression.diffs 2>/dev/null || true; }
-	restart_cluster
+	start_cluster
 }
 
 run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"
 
 echo "test: reference (docs/reference.md)"
 python3 scripts/check_reference.py || fail "reference check"
+if [ -f scripts/check_pages.py ]; then
+	echo "test: pages (scripts/check_pages.py)"
+	dropdb --if-exists geoacc_pages
+	createdb geoacc_pages && psql -X -q -v ON_ERROR_STOP=1 -d geoacc_pages -f test/demo.sql >/dev/null \
+		&& PGDATABASE=geoacc_pages python3 scripts/check_pages.py || fail "page check"
+	dropdb --if-exists geoacc_pages
+fi
 echo "test: includes (scripts/check_includes.sh)"
 scripts/check_includes.sh || fail "include check"
 
@@ -80,23 +94,27 @@ fi
 dropdb --if-exists geoacc_datacheck
 
 echo "test: glTF validator on the GLB writer's output"
-if command -v node >/dev/null && command -v npm >/dev/null; then
+# the Khronos validator from npm (one self-contained package), installed once into the cache
+validator=${GEOACC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/geoacc}/gltf-validator-2.0.0-dev.3.10
+if ! command -v node >/dev/null; then
+	echo "test: SKIPPED: node is not installed (Debian: apt-get install nodejs npm): GLB validation left out"
+elif [ ! -f "$validator/node_modules/gltf-validator/package.json" ] && ! command -v npm >/dev/null; then
+	echo "test: SKIPPED: npm is not installed (Debian: apt-get install npm): GLB validation left out"
+elif [ ! -f "$validator/node_modules/gltf-validator/package.json" ] \
+	&& ! { mkdir -p "$validator" && npm install --prefix "$validator" --no-audit --no-fund --silent \
+		gltf-validator@2.0.0-dev.3.10 >"$validator/npm.log" 2>&1; }; then
+	tail -5 "$validator/npm.log" 2>/dev/null || true
+	echo "test: SKIPPED: npm could not install gltf-validator into $validator: GLB validation left out"
+else
 	glb_dir=$(mktemp -d)
 	dropdb --if-exists geoacc_glb
 	createdb geoacc_glb
-	# the Khronos validator from npm (one self-contained package, unpacked, not installed)
-	if (cd "$glb_dir" && npm pack --silent gltf-validator@2.0.0-dev.3.10 >/dev/null 2>&1 && tar xzf gltf-validator-*.tgz); then
-		psql -X -d geoacc_glb -f test/glb/glbs.sql | while read -r name data; do
-			echo "$data" | base64 -d > "$glb_dir/$name"
-		done
-		node test/glb/validate.js "$glb_dir/package" "$glb_dir"/*.glb || fail "glTF validator"
-	else
-		echo "test: npm could not fetch gltf-validator: GLB validation skipped"
-	fi
+	psql -X -d geoacc_glb -f test/glb/glbs.sql | while read -r name data; do
+		echo "$data" | base64 -d > "$glb_dir/$name"
+	done
+	node test/glb/validate.js "$validator/node_modules/gltf-validator" "$glb_dir"/*.glb || fail "glTF validator"
 	dropdb --if-exists geoacc_glb
 	rm -rf "$glb_dir"
-else
-	echo "test: node is not installed: GLB validation skipped"
 fi
 
 echo "test: Citus suite"
@@ -108,5 +126,6 @@ if command -v nvcc >/dev/null; then
 	make -s install
 fi
 
+echo "test: $SECONDS s in all, of which $setup_s s of set-up (packages, build, cluster)"
 [ $status = 0 ] && echo "test: all passed" || echo "test: FAILED"
 exit $status
