@@ -1,4 +1,5 @@
--- Inner SQL queries (gpu_twed_matrix): one read-only SELECT, column types recognised by OID.
+-- Inner SQL queries (gpu_twed_matrix, gpu_segment_join, gpu_make_trajectories): one read-only SELECT, columns by
+-- name or position, column types recognised by OID.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS geoacc CASCADE;
 RESET client_min_messages;
@@ -69,6 +70,20 @@ SELECT bool_and(n.distance = p.distance) AS values_and_times_by_name, count(*) A
 FROM gpu_twed_matrix('SELECT stamps AS times, name, vals AS values, id FROM named', NULL) n
 	JOIN gpu_twed_matrix('SELECT id, vals, stamps FROM named', NULL) p USING (a_id, b_id);
 SELECT * FROM gpu_twed_matrix('SELECT name, traj, id::numeric AS id FROM named', NULL);
+-- the segment join and gpu_make_trajectories read their columns the same way: by name (id, traj; object_id, t,
+-- geom) in any order with other columns ignored, else by position
+SELECT bool_and(n IS NOT DISTINCT FROM p) AS join_by_name_equals_by_position, count(*) AS pairs
+FROM gpu_segment_join('SELECT name, traj, 0.5 AS weight, id FROM named', NULL, 5) n
+	FULL JOIN gpu_segment_join('SELECT id, traj FROM named', NULL, 5) p USING (a_id, a_seg, b_id, b_seg);
+SELECT * FROM gpu_segment_join('SELECT id, traj, name FROM named', 'SELECT traj AS trajectory, id FROM named', 5);
+CREATE TEMP TABLE named_fixes AS
+	SELECT id AS object_id, (ST_DumpPoints(traj)).geom AS point, 'x'::text AS note FROM named;
+SELECT bool_and(ST_AsEWKB(n.trajectory) = ST_AsEWKB(p.trajectory)) AS fixes_by_name_equal_by_position, count(*) AS parts
+FROM gpu_make_trajectories('SELECT note, ST_Force2D(point) AS geom, ST_M(point) AS t, object_id FROM named_fixes',
+		'1 hour') n
+	JOIN gpu_make_trajectories('SELECT object_id, ST_M(point), ST_Force2D(point) FROM named_fixes', '1 hour') p
+	USING (object_id, part);
+SELECT * FROM gpu_make_trajectories('SELECT object_id, ST_M(point) AS time, point, note FROM named_fixes', '1 hour');
 
 -- inner queries run read-only: a volatile function they call cannot write, whatever the function
 CREATE TABLE written (x int);

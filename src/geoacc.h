@@ -440,13 +440,66 @@ bool		GeoaccIsIdType(Oid type);
 int64		GeoaccIdFromDatum(Datum datum, Oid type);
 
 /*
- * Inside SPI_connect: run the user's query `sql`, given as argument
- * `argname`, to completion into `dest` (it may use parallel workers).  An
- * ERROR unless it is one SELECT that neither changes data nor locks rows;
- * it runs as in a read-only transaction, so that the functions it calls
- * cannot write either.  A NULL rShutdown or rDestroy of dest does nothing.
+ * The one reader of the functions that run a user's inner SQL (pgRouting's
+ * pattern): the query must be one SELECT that neither changes data nor
+ * locks rows; it runs with the caller's rights, as in a read-only
+ * transaction (the functions it calls cannot write either), to completion,
+ * its rows handed over as the executor makes them (it may use parallel
+ * workers).  Its columns are found by name (case-insensitive; other
+ * columns ignored), else by position when it returns just the form's
+ * columns, in order; a form's optional columns may be missing.  The first
+ * column of every form is an integer id: a NULL id is an ERROR unless
+ * null_ids_skipped.
  */
-void		GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest);
+#define GEOACC_QUERY_MAX_COLUMNS 4
+
+typedef struct GeoaccQueryColumn
+{
+	const char *name;
+	bool		(*accepts) (Oid type);	/* the types it may have (domains resolved to their base type) */
+	bool		optional;
+} GeoaccQueryColumn;
+
+/* One set of columns a query may return (TWED takes values or trajectories). */
+typedef struct GeoaccQueryForm
+{
+	int			ncolumns;
+	GeoaccQueryColumn columns[GEOACC_QUERY_MAX_COLUMNS];
+} GeoaccQueryForm;
+
+/* A row as the reader hands it over: the matched form's columns, in its order. */
+typedef struct GeoaccQueryRow
+{
+	uint64		number;			/* 1, 2, ... in the order the query returns rows */
+	int			form;			/* the index of the form the query's columns matched */
+	int64		id;				/* the first column (0 when NULL) */
+	Datum		values[GEOACC_QUERY_MAX_COLUMNS];
+	bool		nulls[GEOACC_QUERY_MAX_COLUMNS];	/* true for a missing optional column too */
+	Oid			types[GEOACC_QUERY_MAX_COLUMNS];	/* InvalidOid for a missing optional column */
+} GeoaccQueryRow;
+
+typedef struct GeoaccInnerQuery
+{
+	const char *argname;		/* the argument that holds the query, naming it in errors: "a_sql" */
+	const GeoaccQueryForm *forms;
+	int			nforms;
+	const char *shape;			/* what the error says it must return: "(id, trajectory)" */
+	const char *hint;			/* the column types, for that error */
+	bool		null_ids_skipped;	/* hand rows with a NULL id over instead of the ERROR */
+	/* called for each row in a memory context reset after it: keep what it needs elsewhere */
+	void		(*receive) (const GeoaccQueryRow *row, void *arg);
+	void	   *arg;
+} GeoaccInnerQuery;
+
+/* Run `sql` (the text of q->argname) and hand each of its rows to q->receive. */
+void		GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql);
+
+/* How errors name a row: "a_sql row 3 (id 7)", palloc'd. */
+char	   *GeoaccQueryRowLabel(const GeoaccInnerQuery *q, const GeoaccQueryRow *row);
+
+/* Column types for the forms: PostGIS's geometry or geography; geometry alone. */
+bool		GeoaccIsTrajectoryType(Oid type);
+bool		GeoaccIsGeometryType(Oid type);
 
 /*
  * PostGIS's box2d(geometry) of a geometry datum, prepared in *fn on first

@@ -19,6 +19,9 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "nodes/value.h"
 #include "parser/parse_func.h"
@@ -209,8 +212,15 @@ ExecuteReadOnly(SPIPlanPtr plan, const SPIExecuteOptions *options)
 	return rc;
 }
 
-void
-GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
+/*
+ * Inside SPI_connect: run the user's query `sql`, given as argument
+ * `argname`, to completion into `dest` (it may use parallel workers).  An
+ * ERROR unless it is one SELECT that neither changes data nor locks rows;
+ * it runs as in a read-only transaction, so that the functions it calls
+ * cannot write either.
+ */
+static void
+InnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 {
 	SPIPlanPtr	plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_PARALLEL_OK);
 	SPIExecuteOptions options;
@@ -219,10 +229,6 @@ GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare_cursor failed for %s: %s", argname, SPI_result_code_string(SPI_result));
 	CheckOneSelect(plan, argname);
-	if (dest->rShutdown == NULL)
-		dest->rShutdown = ReceiverEnd;
-	if (dest->rDestroy == NULL)
-		dest->rDestroy = ReceiverEnd;
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = dest;
@@ -230,6 +236,164 @@ GeoaccInnerQueryRun(const char *sql, const char *argname, DestReceiver *dest)
 	/* SPI says SPI_OK_UTILITY for a SELECT into a receiver of its own (DestNone) */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "SPI_execute_plan_extended failed for %s: %s", argname, SPI_result_code_string(rc));
+}
+
+/* ------------------------------------------------------------ the reader */
+
+/* The receiver of an inner query's rows, handing each to the caller's function. */
+typedef struct QueryReceiver
+{
+	DestReceiver pub;
+	const GeoaccInnerQuery *q;
+	GeoaccQueryRow row;
+	int			attnums[GEOACC_QUERY_MAX_COLUMNS];	/* of the matched form's columns; 0: absent */
+	const GeoaccQueryForm *form;
+	MemoryContext rowcxt;		/* reset after each row */
+} QueryReceiver;
+
+/* The column named `name` (case-insensitive), 0 if none. */
+static int
+ColumnNamed(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && pg_strcasecmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i + 1;
+	return 0;
+}
+
+/* Whether the form's columns are all there by name, with types it accepts; their numbers into attnums. */
+static bool
+MatchByName(const GeoaccQueryForm *form, TupleDesc desc, int *attnums)
+{
+	for (int k = 0; k < form->ncolumns; k++)
+	{
+		const GeoaccQueryColumn *c = &form->columns[k];
+
+		attnums[k] = ColumnNamed(desc, c->name);
+		if (attnums[k] == 0 ? !c->optional : !c->accepts(GeoaccColumnType(desc, attnums[k])))
+			return false;
+	}
+	return true;
+}
+
+/* Whether the query returns the form's columns in order (optional ones may be left off the end), nothing else. */
+static bool
+MatchByPosition(const GeoaccQueryForm *form, TupleDesc desc, int *attnums)
+{
+	if (desc->natts > form->ncolumns)
+		return false;
+	for (int k = 0; k < form->ncolumns; k++)
+	{
+		const GeoaccQueryColumn *c = &form->columns[k];
+
+		attnums[k] = k < desc->natts ? k + 1 : 0;
+		if (attnums[k] == 0 ? !c->optional : !c->accepts(GeoaccColumnType(desc, k + 1)))
+			return false;
+	}
+	return true;
+}
+
+/* The ERROR of a query whose columns match no form. */
+static void
+ColumnsError(const GeoaccInnerQuery *q, TupleDesc desc)
+{
+	StringInfoData types;
+
+	initStringInfo(&types);
+	for (int i = 1; i <= desc->natts; i++)
+		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("%s must return %s", q->argname, q->shape),
+			 errdetail("It returns (%s).", types.data),
+			 errhint("%s Columns are found by these names; without them, by position.", q->hint)));
+}
+
+/* The columns, matched before any row, so that a query returning none is checked too: by name, else by position. */
+static void
+QueryStartup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	QueryReceiver *r = (QueryReceiver *) self;
+	const GeoaccInnerQuery *q = r->q;
+
+	for (int by_name = 1; by_name >= 0 && r->form == NULL; by_name--)
+		for (int f = 0; f < q->nforms && r->form == NULL; f++)
+			if (by_name ? MatchByName(&q->forms[f], desc, r->attnums) : MatchByPosition(&q->forms[f], desc, r->attnums))
+			{
+				r->form = &q->forms[f];
+				r->row.form = f;
+			}
+	if (r->form == NULL)
+		ColumnsError(q, desc);
+	for (int k = 0; k < r->form->ncolumns; k++)
+		r->row.types[k] = r->attnums[k] > 0 ? GeoaccColumnType(desc, r->attnums[k]) : InvalidOid;
+}
+
+static bool
+QueryReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	QueryReceiver *r = (QueryReceiver *) self;
+	GeoaccQueryRow *row = &r->row;
+	MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+
+	row->number++;
+	for (int k = 0; k < r->form->ncolumns; k++)
+	{
+		row->nulls[k] = true;
+		row->values[k] = (Datum) 0;
+		if (r->attnums[k] > 0)
+			row->values[k] = slot_getattr(slot, r->attnums[k], &row->nulls[k]);
+	}
+	if (row->nulls[0] && !r->q->null_ids_skipped)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s row " UINT64_FORMAT " has a NULL id", r->q->argname, row->number)));
+	row->id = row->nulls[0] ? 0 : GeoaccIdFromDatum(row->values[0], row->types[0]);
+	r->q->receive(row, r->q->arg);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(r->rowcxt);
+	if ((row->number & 0x3FF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+void
+GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql)
+{
+	QueryReceiver r;
+
+	Assert(q->nforms > 0);
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = QueryReceive;
+	r.pub.rStartup = QueryStartup;
+	r.pub.rShutdown = ReceiverEnd;
+	r.pub.rDestroy = ReceiverEnd;
+	r.pub.mydest = DestNone;
+	r.q = q;
+	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "geoacc inner query row", ALLOCSET_DEFAULT_SIZES);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	InnerQueryRun(sql, q->argname, &r.pub);
+	SPI_finish();
+	MemoryContextDelete(r.rowcxt);
+}
+
+char *
+GeoaccQueryRowLabel(const GeoaccInnerQuery *q, const GeoaccQueryRow *row)
+{
+	return psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", q->argname, row->number, row->id);
+}
+
+bool
+GeoaccIsTrajectoryType(Oid type)
+{
+	return type == GeoaccGeometryOid() || type == GeoaccGeographyOid();
+}
+
+bool
+GeoaccIsGeometryType(Oid type)
+{
+	return type == GeoaccGeometryOid();
 }
 
 void *

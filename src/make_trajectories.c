@@ -37,12 +37,10 @@ typedef enum TimeKind
 	TIME_NUMERIC
 } TimeKind;
 
-/* The receiver of the inner query's rows: the fixes in the core's layout. */
+/* The fixes of the inner query's rows, in the core's layout. */
 typedef struct FixReceiver
 {
-	DestReceiver pub;
 	MemoryContext cxt;			/* where the arrays live */
-	Oid			id_type;
 	TimeKind	time_kind;
 	uint64		row;			/* rows received */
 	uint64		skipped;		/* rows with a NULL or an empty point */
@@ -61,59 +59,50 @@ typedef struct FixReceiver
 
 /* ------------------------------------------------------------ reading */
 
-static void
-CheckColumns(FixReceiver *r, TupleDesc desc)
+/* How a time of this type is read; false for a type that is no time. */
+static bool
+TimeKindOf(Oid type, TimeKind *kind)
 {
-	Oid			time_type = desc->natts == 3 ? GeoaccColumnType(desc, 2) : InvalidOid;
-	StringInfoData types;
-
-	r->id_type = desc->natts == 3 ? GeoaccColumnType(desc, 1) : InvalidOid;
-	switch (time_type)
+	switch (type)
 	{
 		case TIMESTAMPTZOID:
 		case TIMESTAMPOID:
-			r->time_kind = TIME_TIMESTAMP;
-			break;
+			*kind = TIME_TIMESTAMP;
+			return true;
 		case FLOAT8OID:
-			r->time_kind = TIME_FLOAT8;
-			break;
+			*kind = TIME_FLOAT8;
+			return true;
 		case FLOAT4OID:
-			r->time_kind = TIME_FLOAT4;
-			break;
+			*kind = TIME_FLOAT4;
+			return true;
 		case INT2OID:
-			r->time_kind = TIME_INT2;
-			break;
+			*kind = TIME_INT2;
+			return true;
 		case INT4OID:
-			r->time_kind = TIME_INT4;
-			break;
+			*kind = TIME_INT4;
+			return true;
 		case INT8OID:
-			r->time_kind = TIME_INT8;
-			break;
+			*kind = TIME_INT8;
+			return true;
 		case NUMERICOID:
-			r->time_kind = TIME_NUMERIC;
-			break;
+			*kind = TIME_NUMERIC;
+			return true;
 		default:
-			time_type = InvalidOid;
+			return false;
 	}
-	if (desc->natts == 3 && GeoaccIsIdType(r->id_type) && OidIsValid(time_type) &&
-		GeoaccColumnType(desc, 3) == GeoaccGeometryOid())
-		return;
-	initStringInfo(&types);
-	for (int i = 1; i <= desc->natts; i++)
-		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg(FIXES_ARG " must return (object_id, t, geom)"),
-			 errdetail("It returns (%s).", types.data),
-			 errhint("object_id is an integer; t a timestamptz, a timestamp or a number of seconds; "
-					 "geom a POINT geometry.")));
 }
 
-static void
-FixStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+static bool
+IsTimeType(Oid type)
 {
-	CheckColumns((FixReceiver *) self, typeinfo);
+	TimeKind	kind;
+
+	return TimeKindOf(type, &kind);
 }
+
+/* The columns of fixes_sql: (object_id, t, geom). */
+static const GeoaccQueryForm FixQueryForm = {3, {{"object_id", GeoaccIsIdType}, {"t", IsTimeType},
+												 {"geom", GeoaccIsGeometryType}}};
 
 /* Microseconds from 1970 that a double holds exactly: 2^53, about 285 years either side (1684 to 2255). */
 #define EXACT_EPOCH_US (INT64CONST(1) << 53)
@@ -261,56 +250,47 @@ Reserve(FixReceiver *r)
  * skipped (as a strict aggregate skips it, and ST_MakeLine an empty point);
  * anything else must be a valid fix.
  */
-static bool
-FixReceive(TupleTableSlot *slot, DestReceiver *self)
+static void
+FixReceive(const GeoaccQueryRow *row, void *arg)
 {
-	FixReceiver *r = (FixReceiver *) self;
-	struct varlena *geom;
+	FixReceiver *r = arg;
 	GeoaccPoint point;
-	int64		id;
 	double		t;
 
-	slot_getsomeattrs(slot, 3);
-	r->row++;
-	if (slot->tts_isnull[0] || slot->tts_isnull[1] || slot->tts_isnull[2])
+	r->row = row->number;
+	if (row->nulls[0] || row->nulls[1] || row->nulls[2])
 	{
 		r->skipped++;
-		return true;
+		return;
 	}
-	id = GeoaccIdFromDatum(slot->tts_values[0], r->id_type);
-	geom = (struct varlena *) PG_DETOAST_DATUM_PACKED(slot->tts_values[2]);
-	GeoaccPointFromGeometry(geom, &point);
+	GeoaccPointFromGeometry((struct varlena *) PG_DETOAST_DATUM_PACKED(row->values[2]), &point);
 	if (point.type == GEOACC_POINTTYPE && point.empty)
 	{
 		r->skipped++;
-		return true;
+		return;
 	}
-	CheckPoint(r, &point, id);
-	t = FixTime(r, slot->tts_values[1], id);
-	if ((Pointer) geom != DatumGetPointer(slot->tts_values[2]))
-		pfree(geom);
+	CheckPoint(r, &point, row->id);
+	TimeKindOf(row->types[1], &r->time_kind);
+	t = FixTime(r, row->values[1], row->id);
 	Reserve(r);
-	r->ids[r->count] = id;
+	r->ids[r->count] = row->id;
 	r->t[r->count] = t;
 	r->x[r->count] = point.coords[0];
 	r->y[r->count] = point.coords[1];
 	r->count++;
-	return true;
 }
 
 /* Run fixes_sql and collect its fixes. */
 static void
 ReadFixes(FixReceiver *r, const char *sql)
 {
+	GeoaccInnerQuery query = {FIXES_ARG, &FixQueryForm, 1, "(object_id, t, geom)",
+		"object_id is an integer; t a timestamptz, a timestamp or a number of seconds; geom a POINT geometry.",
+	true, FixReceive, r};
+
 	memset(r, 0, sizeof(*r));
-	r->pub.receiveSlot = FixReceive;
-	r->pub.rStartup = FixStartup;
-	r->pub.mydest = DestNone;
 	r->cxt = CurrentMemoryContext;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	GeoaccInnerQueryRun(sql, FIXES_ARG, &r->pub);
-	SPI_finish();
+	GeoaccInnerQueryRead(&query, sql);
 }
 
 /* ------------------------------------------------------------ arguments */

@@ -292,95 +292,50 @@ TracksView(const JoinTracks *t)
 	return v;
 }
 
-/* ERROR unless the query returns (integer id, geometry or geography). */
-static void
-CheckQueryColumns(TupleDesc desc, const char *argname)
-{
-	StringInfoData types;
-
-	if (desc->natts == 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1))
-		&& (GeoaccColumnType(desc, 2) == GeoaccGeometryOid() || GeoaccColumnType(desc, 2) == GeoaccGeographyOid()))
-		return;
-	initStringInfo(&types);
-	for (int i = 1; i <= desc->natts; i++)
-		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("%s must return (id, trajectory)", argname),
-			 errdetail("It returns (%s).", types.data),
-			 errhint("The id is an integer and the trajectory a LINESTRING M or ZM geometry or geography.")));
-}
-
 /* What errors call a row: "a_sql row 3 (id 7)", "a element 3 (id 7)". */
 #define ROW_LABEL_SIZE 96
 
-/* Receives an inner query's rows as the executor makes them, without a copy of each: keeps each trajectory. */
-typedef struct JoinReceiver
+/* The columns of a trajectory query: (id, traj). */
+static const GeoaccQueryForm JoinQueryForm = {2, {{"id", GeoaccIsIdType}, {"traj", GeoaccIsTrajectoryType}}};
+
+/* Where a query's rows go. */
+typedef struct JoinReading
 {
-	DestReceiver pub;
 	JoinRows   *rows;
 	JoinSrid   *srid;
-	const char *argname;
-	MemoryContext caller;
-	Oid			id_type;
-	uint64		row;
-} JoinReceiver;
+	const GeoaccInnerQuery *query;
+	MemoryContext caller;		/* what outlives the row: the SRID's first row, the rows' arrays */
+} JoinReading;
 
+/* Keep a row's trajectory (a NULL one is skipped). */
 static void
-JoinReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+JoinReceive(const GeoaccQueryRow *row, void *arg)
 {
-	JoinReceiver *r = (JoinReceiver *) self;
+	JoinReading *r = arg;
+	struct varlena *geom;
+	char	   *label;
+	MemoryContext old;
 
-	/* checked before any row, so a query returning none is checked too */
-	CheckQueryColumns(typeinfo, r->argname);
-	r->id_type = GeoaccColumnType(typeinfo, 1);
-}
-
-static bool
-JoinReceive(TupleTableSlot *slot, DestReceiver *self)
-{
-	JoinReceiver *r = (JoinReceiver *) self;
-	MemoryContext old = MemoryContextSwitchTo(r->caller);
-	int64		id;
-
-	slot_getsomeattrs(slot, 2);
-	r->row++;
-	if (slot->tts_isnull[0])
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s row " UINT64_FORMAT " has a NULL id", r->argname, r->row)));
-	id = GeoaccIdFromDatum(slot->tts_values[0], r->id_type);
-	if (!slot->tts_isnull[1])
-	{
-		struct varlena *geom = PG_DETOAST_DATUM(slot->tts_values[1]);
-		char		label[ROW_LABEL_SIZE];
-
-		snprintf(label, sizeof(label), "%s row " UINT64_FORMAT " (id " INT64_FORMAT ")", r->argname, r->row, id);
-		RowsAdd(r->rows, r->srid, id, geom, true, label);
-		if ((Pointer) geom != DatumGetPointer(slot->tts_values[1]))
-			pfree(geom);
-	}
+	if (row->nulls[1])
+		return;
+	geom = PG_DETOAST_DATUM(row->values[1]);
+	label = GeoaccQueryRowLabel(r->query, row);
+	old = MemoryContextSwitchTo(r->caller);
+	RowsAdd(r->rows, r->srid, row->id, geom, true, label);
 	MemoryContextSwitchTo(old);
-	return true;
 }
 
 /* Run an inner query and keep each row's trajectory. */
 static void
 RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 {
-	JoinReceiver r = {{0}};
+	JoinReading reading = {t, srid, NULL, CurrentMemoryContext};
+	GeoaccInnerQuery query = {argname, &JoinQueryForm, 1, "(id, trajectory)",
+		"The id is an integer and the trajectory (traj) a LINESTRING M or ZM geometry or geography.",
+	false, JoinReceive, &reading};
 
-	r.pub.receiveSlot = JoinReceive;
-	r.pub.rStartup = JoinReceiverStartup;
-	r.pub.mydest = DestNone;
-	r.rows = t;
-	r.srid = srid;
-	r.argname = argname;
-	r.caller = CurrentMemoryContext;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	GeoaccInnerQueryRun(sql, argname, &r.pub);
-	SPI_finish();
+	reading.query = &query;
+	GeoaccInnerQueryRead(&query, sql);
 }
 
 static void

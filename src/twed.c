@@ -566,197 +566,68 @@ gpu_twed_geometry(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------- the matrix */
 
-typedef enum QueryForm
-{
-	FORM_VALUES,				/* (id, values) */
-	FORM_VALUES_TIMES,			/* (id, values, times) */
-	FORM_TRAJECTORY				/* (id, trajectory) */
-} QueryForm;
+/* The columns of a series query: (id, traj), or (id, values[, times]). */
+#define FORM_TRAJECTORY 0
 
-/* Where an inner query's row holds what: column numbers, 1-based (times 0: none). */
-typedef struct QueryColumns
-{
-	QueryForm	form;
-	int			id;
-	int			series;			/* values or trajectory */
-	int			times;
-} QueryColumns;
-
-/* The column named `name` (case-insensitive), 0 if none. */
-static int
-ColumnNamed(TupleDesc desc, const char *name)
-{
-	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped && pg_strcasecmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
-			return i + 1;
-	return 0;
-}
-
-/* A trajectory column: PostGIS's geometry or geography. */
 static bool
-IsTrajectoryType(Oid type)
+IsValuesType(Oid type)
 {
-	return type == GeoaccGeometryOid() || type == GeoaccGeographyOid();
+	return type == FLOAT8ARRAYOID;
 }
 
-/*
- * The columns of an inner query's rows, as pgRouting reads its inner
- * queries: by name when it has an "id" column and a "traj" (geometry or
- * geography) or a "values" (float8[], with an optional "times", float8[]
- * or timestamptz[]) column, other columns ignored; else by position, (id,
- * values[, times]) or (id, trajectory).  Types by OID, domains through
- * their base types.
- */
-static QueryColumns
-CheckQueryColumns(TupleDesc desc, const char *argname)
+static const GeoaccQueryForm SeriesQueryForms[] = {
+	{2, {{"id", GeoaccIsIdType}, {"traj", GeoaccIsTrajectoryType}}},
+	{3, {{"id", GeoaccIsIdType}, {"values", IsValuesType}, {"times", IsTimesType, true}}}
+};
+
+/* Where a query's rows go. */
+typedef struct SeriesReading
 {
-	int			natts = desc->natts;
-	int			id = ColumnNamed(desc, "id");
-	int			traj = ColumnNamed(desc, "traj");
-	int			values = ColumnNamed(desc, "values");
-	int			times = ColumnNamed(desc, "times");
-	QueryColumns c = {FORM_VALUES, 1, 2, 0};
-	StringInfoData types;
-
-	if (id > 0 && GeoaccIsIdType(GeoaccColumnType(desc, id)))
-	{
-		if (traj > 0 && IsTrajectoryType(GeoaccColumnType(desc, traj)))
-			return (QueryColumns) {FORM_TRAJECTORY, id, traj, 0};
-		if (values > 0 && GeoaccColumnType(desc, values) == FLOAT8ARRAYOID)
-		{
-			if (times == 0)
-				return (QueryColumns) {FORM_VALUES, id, values, 0};
-			if (IsTimesType(GeoaccColumnType(desc, times)))
-				return (QueryColumns) {FORM_VALUES_TIMES, id, values, times};
-		}
-	}
-	if (natts >= 2 && GeoaccIsIdType(GeoaccColumnType(desc, 1)))
-	{
-		Oid			second = GeoaccColumnType(desc, 2);
-
-		if (natts == 2 && second == FLOAT8ARRAYOID)
-			return c;
-		if (natts == 3 && second == FLOAT8ARRAYOID && IsTimesType(GeoaccColumnType(desc, 3)))
-			return (QueryColumns) {FORM_VALUES_TIMES, 1, 2, 3};
-		if (natts == 2 && IsTrajectoryType(second))
-			return (QueryColumns) {FORM_TRAJECTORY, 1, 2, 0};
-	}
-	initStringInfo(&types);
-	for (int i = 1; i <= natts; i++)
-		appendStringInfo(&types, "%s%s", i > 1 ? ", " : "", format_type_be(TupleDescAttr(desc, i - 1)->atttypid));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("%s must return (id, values[, times]) or (id, trajectory)", argname),
-			 errdetail("It returns (%s).", types.data),
-			 errhint("The id is an integer, values are float8[], times float8[] or timestamptz[], a trajectory is "
-					 "a geometry or a geography; columns named id, traj, values and times are found by name.")));
-	pg_unreachable();
-}
-
-/* The receiver of an inner query's rows: each row's series added as it comes. */
-typedef struct SeriesReceiver
-{
-	DestReceiver pub;
 	TwedSeries *series;
 	TwedShape  *shape;
-	const char *argname;
-	uint64		row;
-	QueryColumns cols;
-	Oid			id_type;
-	Oid			times_type;
-	MemoryContext rowcxt;		/* a row's detoasted copies and labels, reset after each row */
-} SeriesReceiver;
+	const GeoaccInnerQuery *query;
+} SeriesReading;
 
-/* The columns, checked before any row, so that a query returning none is checked too. */
+/* Add a row's series. */
 static void
-SeriesReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+SeriesReceive(const GeoaccQueryRow *row, void *arg)
 {
-	SeriesReceiver *r = (SeriesReceiver *) self;
+	SeriesReading *r = arg;
+	char	   *label = MemoryContextStrdup(r->series->context, GeoaccQueryRowLabel(r->query, row));
+	ArrayType  *times = NULL;
+	bool		timestamps = false;
+	char	   *times_label;
 
-	r->cols = CheckQueryColumns(typeinfo, r->argname);
-	r->id_type = GeoaccColumnType(typeinfo, r->cols.id);
-	if (r->cols.form == FORM_VALUES_TIMES)
-		r->times_type = GeoaccColumnType(typeinfo, r->cols.times);
-}
-
-static void
-SeriesReceiveRow(SeriesReceiver *r, TupleTableSlot *slot)
-{
-	const QueryColumns *cols = &r->cols;
-	bool		isnull;
-	Datum		id_datum = slot_getattr(slot, cols->id, &isnull);
-	int64		id;
-	Datum		series;
-	char	   *label;
-
-	r->row++;
-	if (isnull)
+	if (row->nulls[1])
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s row " UINT64_FORMAT " has a NULL id", r->argname, r->row)));
-	id = GeoaccIdFromDatum(id_datum, r->id_type);
-	label = MemoryContextStrdup(r->series->context, psprintf("%s row " UINT64_FORMAT " (id " INT64_FORMAT ")",
-															 r->argname, r->row, id));
-	series = slot_getattr(slot, cols->series, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the %s of %s must not be NULL", cols->form == FORM_TRAJECTORY ? "trajectory" : "values",
+				 errmsg("the %s of %s must not be NULL", row->form == FORM_TRAJECTORY ? "trajectory" : "values",
 						label)));
-	if (cols->form == FORM_TRAJECTORY)
-		SeriesAddTrajectory(r->series, r->shape, id, PG_DETOAST_DATUM(series), label);
-	else
+	if (row->form == FORM_TRAJECTORY)
 	{
-		ArrayType  *times = NULL;
-		bool		timestamps = false;
-		char	   *times_label = psprintf("the times of %s", label);
-
-		if (cols->form == FORM_VALUES_TIMES)
-		{
-			Datum		times_datum = slot_getattr(slot, cols->times, &isnull);
-
-			if (!isnull)
-				times = TimesAsSeconds(times_datum, r->times_type, times_label, &timestamps);
-		}
-		SeriesAddArrays(r->series, r->shape, id, DatumGetArrayTypeP(series), times, timestamps,
-						psprintf("the values of %s", label), times_label, label);
+		SeriesAddTrajectory(r->series, r->shape, row->id, PG_DETOAST_DATUM(row->values[1]), label);
+		return;
 	}
-}
-
-static bool
-SeriesReceive(TupleTableSlot *slot, DestReceiver *self)
-{
-	SeriesReceiver *r = (SeriesReceiver *) self;
-	MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
-
-	SeriesReceiveRow(r, slot);
-	MemoryContextSwitchTo(old);
-	/* each row's detoasted copies go as soon as its series is packed */
-	MemoryContextReset(r->rowcxt);
-	if ((r->row & 0x3FF) == 0)
-		CHECK_FOR_INTERRUPTS();
-	return true;
+	times_label = psprintf("the times of %s", label);
+	if (!row->nulls[2])
+		times = TimesAsSeconds(row->values[2], row->types[2], times_label, &timestamps);
+	SeriesAddArrays(r->series, r->shape, row->id, DatumGetArrayTypeP(row->values[1]), times, timestamps,
+					psprintf("the values of %s", label), times_label, label);
 }
 
 /* Run an inner query and add each row's series. */
 static void
 SeriesFromQuery(TwedSeries *s, TwedShape *shape, const char *sql, const char *argname)
 {
-	SeriesReceiver r;
+	SeriesReading reading = {s, shape, NULL};
+	GeoaccInnerQuery query = {argname, SeriesQueryForms, lengthof(SeriesQueryForms),
+		"(id, values[, times]) or (id, trajectory)",
+		"The id is an integer, values are float8[], times float8[] or timestamptz[], a trajectory (traj) is a "
+		"geometry or a geography.",
+	false, SeriesReceive, &reading};
 
-	memset(&r, 0, sizeof(r));
-	r.pub.receiveSlot = SeriesReceive;
-	r.pub.rStartup = SeriesReceiverStartup;
-	r.pub.mydest = DestNone;
-	r.series = s;
-	r.shape = shape;
-	r.argname = argname;
-	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpu_twed row", ALLOCSET_DEFAULT_SIZES);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	GeoaccInnerQueryRun(sql, argname, &r.pub);
-	SPI_finish();
-	MemoryContextDelete(r.rowcxt);
+	reading.query = &query;
+	GeoaccInnerQueryRead(&query, sql);
 }
 
 /* Series first .. first + count - 1 of s, as the core reads them (offsets index the whole arrays). */
