@@ -14,8 +14,6 @@
 #include "fmgr.h"
 #include "access/tupdesc.h"
 #include "portability/instr_time.h"
-#include "tcop/dest.h"
-#include "utils/portal.h"
 
 #include "geoacc_core.h"
 
