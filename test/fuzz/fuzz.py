@@ -24,12 +24,14 @@ a tool that follows new processes can follow.  The database must have been
 set up first (a run with --cases 0 against the running server).
 """
 import argparse
+import datetime
 import decimal
 import math
 import os
 import random
 import re
 import shlex
+import struct
 import subprocess
 import sys
 import tempfile
@@ -477,8 +479,9 @@ def case_mesh_clip(rng):
             "SELECT count(*) FROM gpu_mesh_clip(%s, ARRAY[%s, NULL])" % (target, box),
             "SELECT geoacc_mesh_from_ply(%s)" % target if "ply" in target else "SELECT geoacc_mesh_to_ply(%s)" % target,
             "SELECT length(geoacc_mesh_to_glb(%s))" % target,
-            "SELECT count(*) FROM geoacc_tile_grid(%s, %s, %s, %s)" % (box, hostile_int(rng), hostile_int(rng),
-                                                                      hostile_int(rng)),
+            # in the select-list form, a row per call (the FROM form would store every tile of a huge grid first)
+            "SELECT count(*) FROM (SELECT geoacc_tile_grid(%s, %s, %s, %s) LIMIT 1000) g" % (
+                box, hostile_int(rng), hostile_int(rng), hostile_int(rng)),
         ])
         return "fuzz_try(%s)" % quote(sql)
     # the tiles of a grid over the mesh's extent add up to its area (PostGIS's ST_Area of the TINs); one box
@@ -557,6 +560,617 @@ def case_make_trajectories(rng):
         rng.choice(["true", "false"]), rng.choice(["true", "false"]) if tolerance != "NULL" else "false", speed)
 
 
+# ------------------------------------------------------------ PLY counts
+
+PLY_BASE = {"int8": "char", "uint8": "uchar", "int16": "short", "uint16": "ushort", "int32": "int", "uint32": "uint",
+            "float32": "float", "float64": "double"}
+PLY_STRUCT = {"char": "b", "uchar": "B", "short": "h", "ushort": "H", "int": "i", "uint": "I", "float": "f",
+              "double": "d"}
+PLY_INTEGER = ["char", "uchar", "short", "ushort", "int", "uint"]
+# list counts past the bytes of a small file in each count type (signed types read negative too), and header
+# counts far past them
+PLY_HUGE_COUNT = {"char": [-1, -128, 127], "uchar": [255], "short": [-1, -32768, 32767], "ushort": [65535, 0x8000],
+                  "int": [0x30000000, 0x7fffffff, -1, -2 ** 31, -0x30000000, 0x10000],
+                  "uint": [0x30000000, 0x7fffffff, 0xffffffff, 0x80000000, 0x10000]}
+PLY_HUGE_ELEMENTS = [0x30000000, 0x7fffffff, 0x80000000, 0xffffffff, 2 ** 32, 2 ** 29 - 1, 2 ** 29, 2 ** 53,
+                     2 ** 63 - 1, 2 ** 64 - 1, 0x10000, 1000000]
+
+
+def ply_size(t):
+    return struct.calcsize(PLY_STRUCT[PLY_BASE.get(t, t)])
+
+
+def ply_word(t, v):
+    """A value as an ASCII PLY word (integers exactly, floats shortest)."""
+    return str(v) if PLY_BASE.get(t, t) in PLY_INTEGER or not isinstance(v, float) else repr(v)
+
+
+def ply_encode(fmt, elements, mark=None):
+    """A PLY file (bytes) of elements [{name, count (declared: an int or a word), props, rows}]: a prop is
+    (type, name) or ("list", count type, item type, name); a row a value per prop, a list's value (count written,
+    items).  mark: (element, row, prop) of a list whose count's end offset in the data is returned too."""
+    head = ["ply", "format %s 1.0" % fmt, "comment fuzz"]
+    for e in elements:
+        head.append("element %s %s" % (e["name"], e["count"]))
+        head.extend("property " + " ".join(p) for p in e["props"])
+    head.append("end_header")
+    header = ("\n".join(head) + "\n").encode()
+    order = "<" if fmt == "binary_little_endian" else ">"
+    out = bytearray()
+    mark_end = None
+    for ei, e in enumerate(elements):
+        for ri, row in enumerate(e["rows"]):
+            words = []
+            for pi, (p, v) in enumerate(zip(e["props"], row)):
+                if p[0] == "list":
+                    count, items = v
+                    if fmt == "ascii":
+                        words.append(ply_word(p[1], count))
+                        if (ei, ri, pi) == mark:
+                            mark_end = len(out) + len(" ".join(words))
+                        words.extend(ply_word(p[2], x) for x in items)
+                    else:
+                        out += struct.pack(order + PLY_STRUCT[PLY_BASE.get(p[1], p[1])], count)
+                        if (ei, ri, pi) == mark:
+                            mark_end = len(out)
+                        out += b"".join(struct.pack(order + PLY_STRUCT[PLY_BASE.get(p[2], p[2])], x) for x in items)
+                elif fmt == "ascii":
+                    words.append(ply_word(p[0], v))
+                else:
+                    out += struct.pack(order + PLY_STRUCT[PLY_BASE.get(p[0], p[0])], v)
+            if fmt == "ascii":
+                out += (" ".join(words) + "\n").encode()
+    return header + bytes(out), len(header), mark_end
+
+
+def ply_counts_blob(rng):
+    """A PLY file of a few vertices and faces (ASCII or binary, either byte order) with a count that its bytes
+    cannot hold: an element count of the header or a list count of the data, huge (up to 2^64 - 1), negative in a
+    signed count type, not a number, or a little past the data at the end; or its data cut short.  Every file
+    made here is malformed: its reader must refuse it.  Returns (bytes, what was done)."""
+    fmt = rng.choice(["ascii", "binary_little_endian", "binary_big_endian"])
+    ftype = rng.choice(["float", "double", "float32", "float64"])
+    nv = rng.randint(3, 12)
+    vprops = [(ftype, "x"), (ftype, "y"), (ftype, "z")]
+    if rng.random() < 0.3:
+        vprops += [("float", "nx"), ("float", "ny"), ("float", "nz")]
+    if rng.random() < 0.3:
+        vprops += [("uchar", "red"), ("uchar", "green"), ("uchar", "blue")]
+    if rng.random() < 0.2:
+        vprops.insert(rng.randint(0, len(vprops)), (rng.choice(PLY_INTEGER), "flags"))
+    if rng.random() < 0.15:
+        vprops.insert(rng.randint(0, len(vprops)), ("list", rng.choice(PLY_INTEGER), rng.choice(PLY_INTEGER), "tags"))
+    ctype = rng.choice(PLY_INTEGER + ["uint8", "int32", "uint32"])
+    itype = rng.choice(["int", "uint", "uchar", "ushort", "short", "int32", "uint32"])
+    fprops = [("list", ctype, itype, rng.choice(["vertex_indices", "vertex_index"]))]
+    if rng.random() < 0.2:
+        fprops.insert(rng.randint(0, 1), (rng.choice(PLY_INTEGER), "material"))
+
+    def value(p):
+        if p[0] == "list":
+            items = [rng.randint(0, 3) for _ in range(rng.randint(0, 3))]
+            return (len(items), items)
+        if p[1] in ("red", "green", "blue"):
+            return rng.randint(0, 255)
+        if PLY_BASE.get(p[0], p[0]) in PLY_INTEGER:
+            return rng.randint(0, 100)
+        return float(rng.randint(-1000, 1000)) / 8
+
+    vrows = [[value(p) for p in vprops] for _ in range(nv)]
+    nf = rng.randint(1, 10)
+    frows = []
+    for _ in range(nf):
+        k = rng.randint(3, min(5, nv))
+        idx = rng.sample(range(min(nv, 255 if PLY_BASE.get(itype, itype) in ("uchar",) else 127)), k)
+        frows.append([(k, idx) if p[0] == "list" else rng.randint(0, 100) for p in fprops])
+    elements = [{"name": "vertex", "count": nv, "props": vprops, "rows": vrows},
+                {"name": "face", "count": nf, "props": fprops, "rows": frows}]
+    if rng.random() < 0.25:
+        # an element geoacc passes over, before, between or after
+        eprops = rng.choice([[("int", "vertex1"), ("int", "vertex2")],
+                             [("list", rng.choice(PLY_INTEGER), rng.choice(PLY_INTEGER), "ids")],
+                             []])
+        n = rng.randint(0 if eprops else 0, 4)
+        erows = [[value(p) for p in eprops] for _ in range(n)] if eprops else []
+        elements.insert(rng.randint(0, 2), {"name": rng.choice(["edge", "material", "extra"]), "count": n,
+                                            "props": eprops, "rows": erows})
+
+    def data_len():
+        blob, hlen, _ = ply_encode(fmt, elements)
+        return len(blob) - hlen
+
+    def min_instance(e):
+        return sum((2 if fmt == "ascii" else ply_size(p[1] if p[0] == "list" else p[0])) for p in e["props"])
+
+    with_data = [e for e in elements if e["props"]]
+    kind = rng.choice(["element_huge", "element_huge", "element_word", "list_count", "list_count", "list_count",
+                       "last_more", "cut"])
+    if kind == "list_count":
+        lists = [(ei, ri, pi) for ei, e in enumerate(elements) for ri in range(len(e["rows"]))
+                 for pi, p in enumerate(e["props"]) if p[0] == "list"]
+        ei, ri, pi = rng.choice(lists)
+        p = elements[ei]["props"][pi]
+        base = PLY_BASE.get(p[1], p[1])
+        items = elements[ei]["rows"][ri][pi][1]
+        words = None
+        if fmt == "ascii" and rng.random() < 0.3:
+            # a word its count type cannot hold, or that is no integer
+            words = rng.choice(["-1", "4294967296", "99999999999999999999", "1e9", "0x30000000", "805306368.5",
+                                str(PLY_HUGE_COUNT["uint"][0])])
+        for count in ([words] if words else rng.sample(PLY_HUGE_COUNT[base], len(PLY_HUGE_COUNT[base]))):
+            elements[ei]["rows"][ri][pi] = (count, items)
+            blob, hlen, end = ply_encode(fmt, elements, (ei, ri, pi))
+            left = len(blob) - hlen - end
+            if isinstance(count, str) or count < 0 or \
+                    (count + 2 > left if fmt == "ascii" else count * ply_size(p[2]) > left):
+                return blob, "list %s count %s in %s %d, %d bytes left" % (p[3], count, elements[ei]["name"], ri + 1,
+                                                                           left)
+        kind = "element_huge"                  # no count of this type is past the bytes: another malformation
+    if kind == "element_huge":
+        e = rng.choice(with_data)
+        for n in rng.sample(PLY_HUGE_ELEMENTS, len(PLY_HUGE_ELEMENTS)):
+            if n * min_instance(e) > data_len() + 1:
+                e["count"] = n
+                break
+        blob = ply_encode(fmt, elements)[0]
+        return blob, "element %s count %s" % (e["name"], e["count"])
+    if kind == "element_word":
+        e = rng.choice(elements)
+        e["count"] = rng.choice(["-1", "-0", "-2147483648", "-805306368", "18446744073709551616",
+                                 "99999999999999999999999", "0x30000000", "1e9", "4294967295x", "3.0", "''"])
+        return ply_encode(fmt, elements)[0], "element %s count %s" % (e["name"], e["count"])
+    if kind == "last_more":
+        # the last element with data declared a little (or much) longer than it is
+        e = with_data[-1]
+        e["count"] = len(e["rows"]) + rng.choice([1, 2, 3, 1000, 0x30000000, 0xffffffff])
+        return ply_encode(fmt, elements)[0], "last element %s count %s of %d" % (e["name"], e["count"],
+                                                                                len(e["rows"]))
+    # cut: the data ends early (in ASCII before a whole word, so that what is left is no shorter valid word)
+    blob, hlen, _ = ply_encode(fmt, elements)
+    if fmt == "ascii":
+        body = blob[hlen:].rstrip()
+        starts = [i for i in range(len(body)) if body[i:i + 1] not in (b" ", b"\n") and
+                  (i == 0 or body[i - 1:i] in (b" ", b"\n"))]
+        cut = rng.choice(starts[-3:]) if starts else 0
+        return blob[:hlen + cut], "data cut to %d of %d characters" % (cut, len(blob) - hlen)
+    cut = rng.randint(0, len(blob) - hlen - 1)
+    return blob[:hlen + cut], "data cut to %d of %d bytes" % (cut, len(blob) - hlen)
+
+
+def bytea(b):
+    return "'\\x%s'::bytea" % b.hex()
+
+
+BRIEF_PLY = ("convert_to(E'ply\\nformat binary_little_endian 1.0\\nelement vertex 3\\nproperty float x\\n"
+             "property float y\\nproperty float z\\nelement face 1\\nproperty list int int vertex_indices\\n"
+             "end_header\\n', 'UTF8') || decode(repeat('00', 36) || '00000030' || '000000000100000002000000', 'hex')")
+
+
+def case_ply_counts(rng):
+    """A malformed PLY file (ply_counts_blob) read by each reader: a clean ERROR naming PLY (class 22 or 54), and
+    the backend's peak resident memory (VmHWM, reset first) at most 64 MB higher."""
+    if rng.random() < 0.03:
+        blob, what = BRIEF_PLY, "list int count 0x30000000 (little-endian) in face 1"
+    else:
+        b, what = ply_counts_blob(rng)
+        blob = bytea(b)
+    box = rng.choice(["'BOX3D(-1000 -1000 -1000, 1000 1000 1000)'::box3d", "'BOX3D(0 0 0, 1 1 1)'::box3d"])
+    sql = rng.choice([
+        "SELECT geoacc_mesh_from_ply(%s, %d)" % (blob, rng.choice([0, 32633])),
+        "SELECT gpu_mesh_clip(%s, %s)" % (blob, box),
+        "SELECT count(*) FROM gpu_mesh_clip(%s, ARRAY[%s, %s])" % (blob, box, box),
+        "SELECT geoacc_mesh_to_glb(%s)" % blob,
+    ])
+    return "fuzz_refused_small(%s, %s, 65536)" % (quote(sql), quote(what))
+
+
+# ------------------------------------------------ trajectories in microseconds
+
+EXACT_US = 2 ** 53                              # |microseconds from 1970| a double holds exactly: 1684 to 2255
+UNIX_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def timestamp_text(us):
+    """Microseconds from 1970 as a timestamp literal in UTC (years 1684 to 2255)."""
+    return (UNIX_EPOCH + datetime.timedelta(microseconds=us)).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+
+
+def interval_text(rng, us):
+    """An interval of us microseconds (a month counts 30 days, a day 24 hours) written one of several ways."""
+    form = rng.random()
+    if form < 0.3:
+        whole, frac = divmod(us, 10 ** 6)
+        return "%d.%06d seconds" % (whole, frac) if frac else "%d seconds" % whole
+    if form < 0.45:
+        return "%d microseconds" % us
+    months, rest = divmod(us, 30 * 86400 * 10 ** 6) if rng.random() < 0.3 else (0, us)
+    days, rest = divmod(rest, 86400 * 10 ** 6)
+    hours, rest = divmod(rest, 3600 * 10 ** 6)
+    minutes, rest = divmod(rest, 60 * 10 ** 6)
+    seconds, micro = divmod(rest, 10 ** 6)
+    return "%d mons %d days %02d:%02d:%02d.%06d" % (months, days, hours, minutes, seconds, micro)
+
+
+def case_make_trajectories_us(rng):
+    """gpu_make_trajectories of fixes with timestamptz or timestamp times (read as UTC): gaps of exactly max_gap,
+    one microsecond more or less, repeats and the rest, with max_gap of whole microseconds ('59.999999 seconds',
+    '10 minutes', months, days), against the SQL pipeline comparing intervals (t - lag(t) > max_gap); times at the
+    ends of the 1684-2255 range kept, a time past them the clean error "fixes_sql row N has a time out of range"."""
+    ttype = rng.choice(["timestamptz", "timestamp"])
+    if rng.random() < 0.2:
+        # one time out of range among good ones: the error names its row (the order of the VALUES list)
+        n = rng.randint(1, 6)
+        bad = rng.randint(1, n)
+        rows = []
+        for i in range(1, n + 1):
+            if i == bad:
+                t = "'%s'" % rng.choice([timestamp_text(-EXACT_US - 1), timestamp_text(EXACT_US + 1),
+                                         timestamp_text(-EXACT_US - rng.randint(2, 10 ** 12)),
+                                         timestamp_text(EXACT_US + rng.randint(2, 10 ** 12)),
+                                         "1684-01-01 00:00:00+00", "2255-12-31 23:59:59.999999+00",
+                                         "1000-06-01 12:00+00", "4713-11-24 00:00:00+00 BC",
+                                         "294276-12-31 23:59:59.999999+00", "0001-01-01 00:00:00+00 BC",
+                                         "3000-01-01 00:00+00"])
+            else:
+                t = "'%s'" % timestamp_text(rng.choice([-EXACT_US, EXACT_US, 0, rng.randint(-EXACT_US, EXACT_US)]))
+            rows.append("(%d, %s::%s, 'POINT(%d %d)'::geometry)" % (rng.randint(1, 3), t, ttype, i, i))
+        sql = "SELECT * FROM gpu_make_trajectories(%s, %s)" % (
+            quote("SELECT * FROM (VALUES %s) f(id, t, geom)" % ", ".join(rows)),
+            rng.choice(["NULL", "'1 hour'", "'0'"]))
+        return "fuzz_error_is(%s, '22008', %s)" % (quote(sql), quote("fixes_sql row %d has a time out of range" % bad))
+    gap = rng.choice([59999999, 600 * 10 ** 6, 10 ** 6, 1, 0, 86400 * 10 ** 6, 30 * 86400 * 10 ** 6,
+                      3600 * 10 ** 6 + 500000, 86400 * 10 ** 6 + 1, rng.randint(1, 10 ** 10)])
+    span = 50 * (gap + 2) + 10 ** 7
+    r = rng.random()
+    if r < 0.04:
+        base = -EXACT_US                                # the first microsecond taken
+    elif r < 0.08:
+        base = EXACT_US - span                          # up to the last one
+    elif r < 0.2:
+        base = rng.randint(-EXACT_US, EXACT_US - span)
+    else:
+        base = rng.choice([0, 946684800 * 10 ** 6, 16 * 10 ** 14, -1, 1])
+    rows = []
+    srid = rng.choice([32618, 0])
+    for oid in rng.sample(range(-3, 10), rng.randint(1, 4)):
+        t = base + rng.randint(0, 10 ** 6)
+        x, y = rng.uniform(-1000, 1000), rng.uniform(-1000, 1000)
+        for _ in range(rng.randint(1, 25)):
+            rows.append("(%d, '%s', ST_SetSRID(ST_MakePoint(%r, %r), %d))" % (oid, timestamp_text(t), x, y, srid))
+            step = rng.choice([gap, gap, gap - 1, gap + 1, gap + 1, 0, rng.randint(0, gap + 1), 2 * gap + 1, 1])
+            t = min(t + max(0, step), EXACT_US)
+            x += rng.choice([0, 1, 100]) * rng.uniform(-1, 1)
+            y += rng.choice([0, 1, 100]) * rng.uniform(-1, 1)
+            x, y = x + 0.0, y + 0.0
+            if x == 0:
+                x = 0.0
+            if y == 0:
+                y = 0.0
+    rng.shuffle(rows)
+    fixes = "VALUES " + ", ".join(rows)
+    tolerance = rng.choice(["NULL", "NULL", "0", "1", "10"])
+    speed = rng.choice(["NULL", "NULL", "NULL", "0.001", "1", "30", "1e6"])
+    synchronized = rng.choice(["true", "false"]) if tolerance != "NULL" else "false"
+    return "fuzz_make_trajectories_ts_agrees(%s, %s, %s::interval, %s, %s, %s, %s)" % (
+        quote(fixes), quote(ttype), quote(interval_text(rng, gap)), tolerance, rng.choice(["true", "false"]),
+        synchronized, speed)
+
+
+# ------------------------------------------------------- meshes on integer grids
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def case_mesh_clip_grid(rng):
+    """A terrain-like TIN on an integer grid (spacing a power of two, at 0 or UTM magnitudes): cells cut by
+    either diagonal, holes, flat stretches, walls standing on grid lines, triangles with two corners at one
+    position; tiled by geoacc_tile_grid over its extent in counts that put the tile planes on grid lines (z
+    planes on the integer heights), so that vertices and edges lie on them.  No triangle of any tile has two
+    corners at one position, the tiles add up to the mesh's area, and one box (at a fraction of the extent that
+    often falls on a grid line) agrees across the forms (fuzz_mesh_clip_agrees)."""
+    w, h = rng.randint(1, 6), rng.randint(1, 6)
+    s = rng.choice([1.0, 1.0, 0.5, 0.25, 2.0, 8.0])
+    ox, oy = rng.choice([(0, 0), (0, 0), (500000, 4000000), (-3, 7), (-1000, -1000)])
+    heights = rng.choice(["flat", "int", "int", "steps", "float"])
+    z = {}
+    for i in range(w + 1):
+        for j in range(h + 1):
+            z[i, j] = {"flat": 0.0, "int": float(rng.randint(0, 4)), "steps": float(min(i, j) // 2),
+                       "float": rng.uniform(0, 4)}[heights]
+
+    def corner(i, j):
+        return (ox + i * s, oy + j * s, z[i, j])
+
+    tris = []
+    for i in range(w):
+        for j in range(h):
+            if rng.random() < 0.1 and w * h > 1:
+                continue                                # a hole
+            a, b, c, d = corner(i, j), corner(i + 1, j), corner(i + 1, j + 1), corner(i, j + 1)
+            pair = [(a, b, c), (a, c, d)] if rng.random() < 0.5 else [(a, b, d), (b, c, d)]
+            for t in pair:
+                tris.append(t if rng.random() < 0.8 else (t[0], t[2], t[1]))
+            r = rng.random()
+            if r < 0.05:
+                tris.append((a, a, c))                  # two corners at one position
+            elif r < 0.08:
+                tris.append((a, b, a))
+            elif r < 0.12:
+                top = (a[0], a[1], a[2] + rng.choice([1.0, 2.0]))
+                tris.append((a, d, top))                # a wall standing on the grid line x = a's
+            elif r < 0.14:
+                tris.append((a, b, corner(min(i + 2, w), j)))   # flat along a grid line (collinear corners)
+    if not tris:
+        a = corner(0, 0)
+        tris = [(a, corner(1, 0), corner(1, 1))]
+    rng.shuffle(tris)
+    mesh = "ST_SetSRID('TIN Z (%s)'::geometry, 32633)" % ",".join(
+        "((%r %r %r,%r %r %r,%r %r %r,%r %r %r))" % (a + b + c + a) for a, b, c in tris)
+    xs = sorted({p[0] for t in tris for p in t})
+    ys = sorted({p[1] for t in tris for p in t})
+    zs = sorted({p[2] for t in tris for p in t})
+    nx = rng.choice(divisors(int(round((xs[-1] - xs[0]) / s))) + [rng.randint(1, 4)])
+    ny = rng.choice(divisors(int(round((ys[-1] - ys[0]) / s))) + [rng.randint(1, 4)])
+    nz = 1
+    if heights != "flat" and rng.random() < 0.5:
+        nz = rng.choice(divisors(max(1, int(zs[-1] - zs[0]))) + [rng.randint(1, 3)])
+        # a triangle lying flat on an inner z plane belongs to the tiles on both sides (the boxes are closed):
+        # z tiles only where none does
+        planes = {zs[0] + (zs[-1] - zs[0]) * k / nz for k in range(1, nz)}
+        if any(t[0][2] == t[1][2] == t[2][2] and t[0][2] in planes for t in tris):
+            nz = 1
+    f = rng.choice([0.5, 0.25, 0.75, 1.0 / 3, 1.0, rng.uniform(0.1, 0.9)])
+    return "fuzz_mesh_clip_agrees(%s, %d, %d, %d, %r)" % (quote(mesh), nx, ny, nz, f)
+
+
+# --------------------------------------------------------- huge coordinates
+
+
+def case_mesh_clip_scaled(rng):
+    """A TIN a few units around 0 (corners on a grid of 1/8 or anywhere), a box in it, and k in 900..1019:
+    clipped after multiplying every coordinate and bound by 2^k, exactly 2^k times the unscaled clip
+    (fuzz_mesh_clip_scaled), for one box, the tiles of geoacc_tile_grid and the PLY form."""
+    snap = rng.random() < 0.5
+
+    def coord():
+        v = rng.uniform(-2, 2)
+        return round(v * 8) / 8 if snap else v
+
+    pts = [(coord(), coord(), coord()) for _ in range(rng.randint(3, 12))]
+    tris = []
+    for _ in range(rng.randint(1, 20)):
+        a, b, c = (rng.choice(pts) for _ in range(3))
+        tris.append("((%r %r %r,%r %r %r,%r %r %r,%r %r %r))" % (a + b + c + a))
+    mesh = "ST_SetSRID('TIN Z (%s)'::geometry, %d)" % (",".join(tris), rng.choice([0, 32633]))
+    lo, hi = [], []
+    for _ in range(3):
+        u, v = sorted((coord(), coord()))
+        if rng.random() < 0.5:
+            u, v = min(u, -abs(v)), max(v, abs(u))      # around 0, where most triangles pass
+        if rng.random() < 0.1:
+            v = u                                       # a box of no thickness
+        if rng.random() < 0.15:
+            u, v = -2.0, 2.0
+        lo.append(u)
+        hi.append(v)
+    box = "ST_3DMakeBox(ST_MakePoint(%r, %r, %r), ST_MakePoint(%r, %r, %r))" % tuple(lo + hi)
+    k = rng.randint(900, 1019)
+    return "fuzz_mesh_clip_scaled(%s, %s, %r, %d, %d, %d)" % (quote(mesh), box, 2.0 ** k, rng.randint(1, 4),
+                                                              rng.randint(1, 4), rng.randint(1, 3))
+
+
+def vessel_geoms(rng, with_z, n=None, area=500):
+    """A few vessels moving near each other (starting within `area` units) over the same hour: LINESTRING M
+    (or ZM) geometries as SQL."""
+    geoms = []
+    for _ in range(n or rng.randint(2, 5)):
+        x, y, z, t = rng.uniform(0, area), rng.uniform(0, area), rng.uniform(0, 20), 1.6e9 + rng.uniform(0, 600)
+        pts = []
+        for _ in range(rng.randint(2, 8)):
+            pts.append((x, y, z, t))
+            step = rng.choice([0, 10, 50, 200])
+            x, y, z = x + rng.uniform(-1, 1) * step, y + rng.uniform(-1, 1) * step, z + rng.uniform(-1, 1)
+            t += rng.uniform(1, 300)
+        if with_z:
+            g = "ST_MakeLine(ARRAY[%s])" % ", ".join("ST_MakePoint(%r, %r, %r, %r)" % p for p in pts)
+        else:
+            g = "ST_MakeLine(ARRAY[%s])" % ", ".join("ST_MakePointM(%r, %r, %r)" % (p[0], p[1], p[3]) for p in pts)
+        geoms.append("ST_SetSRID(%s, 32618)" % g)
+    return geoms
+
+
+def vessels(rng, with_z, n=None, area=500):
+    """vessel_geoms as a VALUES list of (id, trajectory), ids from 1."""
+    return "VALUES " + ", ".join("(%d::bigint, %s)" % (i + 1, g)
+                                 for i, g in enumerate(vessel_geoms(rng, with_z, n, area)))
+
+
+def case_segment_join_scaled(rng):
+    """The same vessels with x, y (and z) and the distance multiplied by 2^k1 and 2^k2 (k in 260..1000): the same
+    rows, times to the bit, cpa_distance scaled exactly; at scale 1 the same within a small tolerance
+    (fuzz_segment_join_scaled)."""
+    with_z = rng.random() < 0.3
+    k1, k2 = rng.sample(range(260, 1001), 2)
+    return "fuzz_segment_join_scaled(%s, %r, %r, %r, %s, %s)" % (
+        quote(vessels(rng, with_z, area=rng.choice([100, 500]))), rng.choice([1.0, 10.0, 50.0, 150.0, 400.0]),
+        2.0 ** k1, 2.0 ** k2,
+        quote(rng.choice(["auto", "spatial", "temporal", "spatiotemporal"])),
+        "true" if with_z and rng.random() < 0.5 else "false")
+
+
+# ------------------------------------------------------------ hostile arguments
+
+JOIN_METHODS = ["spatial", "temporal", "spatiotemporal", "auto"]
+
+
+def any_case(rng, word):
+    return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in word)
+
+
+def box3d_text(rng, lo=-1.0, hi=3.0):
+    a = [rng.uniform(lo, hi) for _ in range(3)]
+    b = [rng.uniform(lo, hi) for _ in range(3)]
+    return "BOX3D(%r %r %r,%r %r %r)" % tuple([min(u, v) for u, v in zip(a, b)] + [max(u, v) for u, v in zip(a, b)])
+
+
+def case_hostile(rng):
+    """Arguments at the edges of what the functions take: join methods in any case (the same rows as in lower
+    case) and names that are none (the unknown-method ERROR); box arrays with any lower bound (box_index the
+    subscripts, each row the one-box clip); a box whose SRID is not the mesh's (the ERROR naming both, but for
+    SRID 0 on either side); self-joins with an id twice (the ERROR, unless one of the two is NULL; otherwise the
+    rows of the join of the tracks with themselves where a_id < b_id); geoacc_tile_grid of huge counts under a
+    statement_timeout of 1 s (the first rows in the select-list form with LIMIT, the grid's planes; the whole
+    grid cancelled), counts past 2^63 - 1 and below 1.  Returns a case, or (case, SET statement) for the timed
+    ones."""
+    kind = rng.choice(["method", "method", "lower_bound", "lower_bound", "srid", "srid", "self_join", "self_join",
+                       "tile_grid", "tile_grid"])
+    if kind == "method":
+        tracks = vessels(rng, False, rng.randint(2, 4))
+        d = rng.choice([10.0, 100.0, 400.0])
+        arrays = "(SELECT array_agg(id ORDER BY id) FROM (%s) t(id, g)), (SELECT array_agg(g ORDER BY id) FROM " \
+                 "(%s) t(id, g)), NULL, NULL" % (tracks, tracks)
+        form = rng.choice(["join", "array", "contacts"])
+        if form == "join":
+            call = "SELECT * FROM gpu_segment_join(%s, NULL, %r, %%s)" % (quote(tracks), d)
+        elif form == "array":
+            call = "SELECT * FROM gpu_segment_join(%s, %r, %%s)" % (arrays, d)
+        else:
+            call = "SELECT * FROM gpu_segment_contacts(%s, NULL, %r, %%s)" % (quote(tracks), d)
+        if rng.random() < 0.6:
+            name = rng.choice(JOIN_METHODS)
+            return "fuzz_same_rows(%s, %s)" % (quote(call % quote(any_case(rng, name))), quote(call % quote(name)))
+        name = rng.choice(["nope", "spatial ", " auto", "spatıal", "AUTO\t", "", "spatio-temporal", "SPATIALX",
+                           "autö", "ＡＵＴＯ", "spatial\\0", "temporal;", "space", "Spatio Temporal", "au",
+                           any_case(rng, rng.choice(JOIN_METHODS))[:-1]])
+        return "fuzz_error_like(%s, '22023', %s)" % (
+            quote(call % quote(name)), quote("unknown segment join method \".*\""))
+    if kind == "lower_bound":
+        mesh = tin(rng, rng.randint(1, 12), 2.0, (0.0, 0.0))
+        n = rng.randint(1, 4)
+        lower = rng.choice([-5, 0, 1, 2, 5, 1000, -2147483648, 2147483646 - n, rng.randint(-100, 100)])
+        boxes = [box3d_text(rng) for _ in range(n)]
+        literal = "'[%d:%d]={%s}'::box3d[]" % (lower, lower + n - 1, ",".join('"%s"' % b for b in boxes))
+        r = rng.random()
+        if r < 0.1:
+            # NULL among them, or two dimensions: refused
+            bad = rng.randint(0, n - 1)
+            literal = "'[%d:%d]={%s}'::box3d[]" % (lower, lower + n - 1, ",".join(
+                "NULL" if i == bad else '"%s"' % b for i, b in enumerate(boxes)))
+            return "fuzz_error_is(%s, '22004', 'boxes must not contain NULLs')" % quote(
+                "SELECT count(*) FROM gpu_mesh_clip(%s, %s)" % (mesh, literal))
+        if r < 0.15:
+            literal = "'[%d:%d][1:1]={%s}'::box3d[]" % (lower, lower + n - 1, ",".join('{"%s"}' % b for b in boxes))
+            return "fuzz_error_is(%s, '22023', 'boxes must be a one-dimensional array')" % quote(
+                "SELECT count(*) FROM gpu_mesh_clip(%s, %s)" % (mesh, literal))
+        form = rng.choice(["geometry", "text", "ply"])
+        if form == "geometry":
+            rows, one = "gpu_mesh_clip(%s, %s)" % (mesh, literal), "ST_AsEWKB(gpu_mesh_clip(%s, a[s]))" % mesh
+            got = "ST_AsEWKB(c.mesh)"
+        elif form == "text":
+            rows = "gpu_mesh_clip(ST_AsEWKT(%s), %s)" % (mesh, literal)
+            one, got = "ST_AsEWKB(gpu_mesh_clip(ST_AsEWKT(%s), a[s]))" % mesh, "ST_AsEWKB(c.mesh)"
+        else:
+            rows = "gpu_mesh_clip(geoacc_mesh_to_ply(%s), %s)" % (mesh, literal)
+            one, got = "gpu_mesh_clip(geoacc_mesh_to_ply(%s), a[s])" % mesh, "c.ply"
+        # every subscript of the array a row whose box_index is that subscript and whose mesh is that box's clip
+        return ("(SELECT count(*) = %d AND bool_and(s IS NOT NULL AND c.box_index IS NOT NULL AND %s = %s) "
+                "FROM (SELECT %s AS a) x CROSS JOIN LATERAL generate_subscripts(x.a, 1) s "
+                "FULL JOIN %s c ON c.box_index = s)" % (n, got, one, literal, rows))
+    if kind == "srid":
+        mesh_srid, box_srid = rng.choice([0, 32633, 4326]), rng.choice([0, 32633, 4326, 3857])
+        mesh = "ST_SetSRID(%s, %d)" % (tin(rng, rng.randint(1, 8), 2.0, (0.0, 0.0)), mesh_srid)
+        b = box3d_text(rng)
+        with_srid = "Box3D(ST_SetSRID(%s::box3d::geometry, %d))" % (quote(b), box_srid)
+        if box_srid and rng.random() < 0.2:
+            with_srid = "Box3D(%s::geometry)" % quote("SRID=%d;LINESTRING Z (%s)" % (box_srid,
+                                                                                  b[6:-1].replace(",", ", ")))
+        plain = "%s::box3d" % quote(b)
+        form = rng.choice(["one", "array", "text", "ply", "tile"])
+        if form == "one":
+            sql, same = "SELECT gpu_mesh_clip(%s, %s)" % (mesh, with_srid), "SELECT gpu_mesh_clip(%s, %s)" % (mesh, plain)
+            message = "box has SRID %d, the mesh SRID %d" % (box_srid, mesh_srid)
+        elif form == "array":
+            at = rng.randint(1, 3)
+            boxes = [plain] * 3
+            boxes[at - 1] = with_srid
+            sql = "SELECT box_index, ST_AsEWKB(mesh) FROM gpu_mesh_clip(%s, ARRAY[%s])" % (mesh, ", ".join(boxes))
+            same = "SELECT box_index, ST_AsEWKB(mesh) FROM gpu_mesh_clip(%s, ARRAY[%s])" % (mesh, ", ".join([plain] * 3))
+            message = "box %d has SRID %d, the mesh SRID %d" % (at, box_srid, mesh_srid)
+        elif form == "text":
+            sql = "SELECT gpu_mesh_clip(ST_AsEWKT(%s), %s)" % (mesh, with_srid)
+            same = "SELECT gpu_mesh_clip(ST_AsEWKT(%s), %s)" % (mesh, plain)
+            message = "box has SRID %d, the mesh SRID %d" % (box_srid, mesh_srid)
+        elif form == "tile":
+            # tiles of a box with an SRID carry it
+            sql = ("SELECT ix, iy, ST_AsEWKB(gpu_mesh_clip(%s, box)) FROM geoacc_tile_grid(%s, 2, 2)" %
+                   (mesh, with_srid))
+            same = ("SELECT ix, iy, ST_AsEWKB(gpu_mesh_clip(%s, box)) FROM geoacc_tile_grid(%s, 2, 2)" %
+                    (mesh, plain))
+            message = "box has SRID %d, the mesh SRID %d" % (box_srid, mesh_srid)
+        else:
+            # a PLY file has no SRID: any box goes
+            sql = "SELECT gpu_mesh_clip(geoacc_mesh_to_ply(%s), %s)" % (mesh, with_srid)
+            same = "SELECT gpu_mesh_clip(geoacc_mesh_to_ply(%s), %s)" % (mesh, plain)
+            mesh_srid = 0
+        if mesh_srid and box_srid and mesh_srid != box_srid:
+            return "fuzz_error_is(%s, '22023', %s)" % (quote(sql), quote(message))
+        return "fuzz_same_rows(%s, %s)" % (quote(sql), quote(same))
+    if kind == "self_join":
+        geoms = vessel_geoms(rng, False, rng.randint(2, 5))
+        n = len(geoms)
+        ids = list(range(1, n + 1))
+        if rng.random() < 0.7:
+            ids[rng.randrange(n)] = ids[rng.randrange(n)]   # perhaps an id twice
+        nulls = [rng.random() < 0.15 for _ in range(n)]
+        table = "(VALUES %s) t(n, id, g)" % ", ".join(
+            "(%d, %d::bigint, %s)" % (k, i, "NULL::geometry" if z else g)
+            for k, (i, z, g) in enumerate(zip(ids, nulls, geoms)))
+        values = "SELECT id, g FROM %s ORDER BY n" % table
+        live = [i for i, z in zip(ids, nulls) if not z]
+        d = rng.choice([10.0, 100.0, 400.0])
+        if rng.random() < 0.5:
+            sql = "SELECT * FROM gpu_segment_join(%s, NULL, %r)" % (quote(values), d)
+            pair = "SELECT * FROM gpu_segment_join(%s, %s, %r) WHERE a_id < b_id" % (quote(values), quote(values), d)
+        else:
+            arrays = "(SELECT array_agg(id ORDER BY n) FROM %s), (SELECT array_agg(g ORDER BY n) FROM %s)" % (table,
+                                                                                                           table)
+            sql = "SELECT * FROM gpu_segment_join(%s, NULL, NULL, %r)" % (arrays, d)
+            pair = "SELECT * FROM gpu_segment_join(%s, %s, %r) WHERE a_id < b_id" % (arrays, arrays, d)
+        if len(set(live)) < len(live):
+            return "fuzz_error_is(%s, '22023', 'a self-join needs one trajectory per id')" % quote(sql)
+        return "fuzz_same_rows(%s, %s)" % (quote(sql), quote(pair))
+    # tile_grid
+    ext = rng.choice(["BOX3D(0 0 0, 1 1 1)", "BOX3D(-1e290 -5 0, 1e290 5 1)", "BOX3D(500000 4000000 -10, 500100 4000100 90)",
+                      box3d_text(rng, -1e6, 1e6), "BOX3D(1 1 1, 1 1 1)"])
+    r = rng.random()
+    big = [2147483647, 1000000000, 100000, 65536, 1001, 3, 1]
+    if r < 0.15:
+        counts = [rng.choice(big) for _ in range(3)]
+        while counts[0] * counts[1] * counts[2] < 2 ** 63:
+            counts[rng.randrange(3)] = rng.choice([2147483647, 2147483646, 1 << 30, 5, 3])
+        return "fuzz_error_like(%s, '54000', 'a grid of [0-9]+ tiles is too large')" % quote(
+            "SELECT geoacc_tile_grid(%s, %d, %d, %d) LIMIT 5" % (quote(ext), counts[0], counts[1], counts[2]))
+    if r < 0.25:
+        counts = [rng.choice(big) for _ in range(3)]
+        axis = rng.randrange(3)
+        counts[axis] = rng.choice([0, -1, -2147483648])
+        return "fuzz_error_is(%s, '22023', %s)" % (
+            quote("SELECT geoacc_tile_grid(%s, %d, %d, %d) LIMIT 5" % (quote(ext), counts[0], counts[1], counts[2])),
+            quote("n%s must be at least 1" % "xyz"[axis]))
+    counts = [rng.choice(big) for _ in range(3)]
+    while not 10 ** 9 <= counts[0] * counts[1] * counts[2] < 2 ** 63:
+        counts[rng.randrange(3)] = rng.choice(big)
+    if r < 0.92:
+        k = rng.randint(1, 6)
+        return ("fuzz_tile_grid_head(%s, %d, %d, %d, %d)" % (quote(ext), counts[0], counts[1], counts[2], k),
+                "SET statement_timeout = '1s'")
+    return ("fuzz_cancelled(%s)" % quote("SELECT count(*) FROM (SELECT geoacc_tile_grid(%s, %d, %d, %d)) g" %
+                                         (quote(ext), counts[0], counts[1], counts[2])),
+            "SET statement_timeout = '1s'")
+
+
 FUNCTIONS = {
     "simplify": case_simplify,
     "simplify_geography": case_simplify_geography,
@@ -571,6 +1185,12 @@ FUNCTIONS = {
     "segment_join": case_segment_join,
     "mesh_clip": case_mesh_clip,
     "make_trajectories": case_make_trajectories,
+    "ply_counts": case_ply_counts,
+    "make_trajectories_us": case_make_trajectories_us,
+    "mesh_clip_grid": case_mesh_clip_grid,
+    "mesh_clip_scaled": case_mesh_clip_scaled,
+    "segment_join_scaled": case_segment_join_scaled,
+    "hostile": case_hostile,
 }
 
 # --------------------------------------------------------------- driver
@@ -649,7 +1269,13 @@ def main():
             lines = ["SET client_min_messages = error;", "SET jit = off;", args.settings + (";" if args.settings else ""),
                      "CREATE TEMP TABLE fuzz_result (id int, ok boolean, detail text);"]
             for i, cond in batch:
-                lines.append("SELECT fuzz_record(%d, %s, %s);" % (i, quote(name), quote(cond)))
+                if isinstance(cond, tuple):
+                    # a case with a setting of its own (a statement_timeout): set for its statement alone
+                    cond, setting = cond
+                    lines += [setting + ";", "SELECT fuzz_record(%d, %s, %s);" % (i, quote(name), quote(cond)),
+                              "RESET %s;" % setting.split()[1]]
+                else:
+                    lines.append("SELECT fuzz_record(%d, %s, %s);" % (i, quote(name), quote(cond)))
             lines.append("SELECT id || '|' || CASE WHEN ok THEN 't' ELSE 'f' END || '|' || coalesce(detail, '') AS row "
                          "FROM fuzz_result ORDER BY id;")
             if args.single:
@@ -662,6 +1288,7 @@ def main():
                 if len(parts) == 3 and parts[0].isdigit():
                     seen[int(parts[0])] = (parts[1] == "t", parts[2])
             for i, cond in batch:
+                cond = cond[0] if isinstance(cond, tuple) else cond
                 ok, detail = seen.get(i, (False, "no result: " + r.stderr.strip()[-300:]))
                 if ok:
                     passed += 1

@@ -216,7 +216,8 @@ $$;
 
 -- gpu_mesh_clip of the TIN `mesh` (SQL text): the nx x ny x nz tiles of its extent add up to its area
 -- (ST_Area, to 1e-9 relative), and a box at fraction f of the extent clips the same as one box of the
--- multi-box form and as the PLY form read back.
+-- multi-box form and as the PLY form read back; no triangle of a tile, of the one box or of its PLY form
+-- has two corners at one position (fuzz_repeated_corners).
 CREATE OR REPLACE FUNCTION fuzz_mesh_clip_agrees(mesh text, nx int, ny int, nz int, f float8) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -229,12 +230,14 @@ DECLARE
 	single geometry;
 	multi geometry;
 	ply geometry;
+	repeated bigint;
 BEGIN
 	EXECUTE 'SELECT ' || mesh INTO m;
 	-- areas measured from the mesh's corner (exact differences): at UTM magnitudes ST_Area's products cancel
 	whole := ST_Area(ST_Translate(m, -ST_XMin(m), -ST_YMin(m)));
 	SELECT coalesce(sum(ST_Area(ST_Translate(c, -ST_XMin(m), -ST_YMin(m)))), 0),
-		coalesce(sum(ST_Perimeter(c)), 0) + ST_Perimeter(m) INTO tiles, perimeter
+		coalesce(sum(ST_Perimeter(c)), 0) + ST_Perimeter(m), coalesce(sum(fuzz_repeated_corners(c)), 0)
+		INTO tiles, perimeter, repeated
 	FROM geoacc_tile_grid(Box3D(m), nx, ny, nz) g, gpu_mesh_clip(m, g.box) c;
 	-- a cut point is rounded to the coordinates' ulp: triangles a few ulps wide (1e-3 at UTM
 	-- magnitudes) can be held to that, not to 1e-9
@@ -246,6 +249,12 @@ BEGIN
 	single := gpu_mesh_clip(m, box);
 	SELECT c.mesh INTO multi FROM gpu_mesh_clip(m, ARRAY[box]) c;
 	ply := geoacc_mesh_from_ply(gpu_mesh_clip(geoacc_mesh_to_ply(m), box), 32633);
+	repeated := repeated + fuzz_repeated_corners(single) + fuzz_repeated_corners(ply);
+	IF repeated > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s triangles of the tiles, the one box and its PLY form have two '
+			'corners at one position', repeated), false);
+		RETURN false;
+	END IF;
 	IF abs(tiles - whole) > 1e-9 * whole + slack THEN
 		PERFORM set_config('fuzz.detail', format('tiles add up to %s, the mesh has %s', tiles, whole), false);
 		RETURN false;
@@ -336,3 +345,320 @@ BEGIN
 	END LOOP;
 	RETURN b;
 END $$;
+
+-- ------------------------------------------------------------------------------------------------
+-- Cases that must fail in one way, measured memory, rows compared across forms and scales.
+
+-- A line of /proc/self/status of this backend, in kB (VmHWM: peak resident memory; VmPeak: peak address space).
+CREATE OR REPLACE FUNCTION fuzz_status_kb(field text) RETURNS bigint LANGUAGE sql AS $$
+	SELECT substring(pg_read_file('/proc/self/status') FROM field || ':\s*(\d+) kB')::bigint
+$$;
+
+-- The statement `sql` (a malformed PLY file read) must end in a clean ERROR: SQLSTATE of class 22 or 54
+-- (never XX000) and a message about PLY data; and the backend's peak resident memory (VmHWM, reset to the
+-- current resident size first by writing 5 to /proc/self/clear_refs) must rise by at most limit_kb, its peak
+-- address space (VmPeak, which cannot be reset: a rise only shows past the session's earlier peak) by at
+-- most 1 GB.  what: how the file is malformed, for the failure's detail.
+CREATE OR REPLACE FUNCTION fuzz_refused_small(sql text, what text, limit_kb bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	hwm bigint;
+	peak bigint;
+	state text := 'none';
+	message text := '';
+BEGIN
+	EXECUTE 'COPY (SELECT 5) TO ''/proc/self/clear_refs''';
+	hwm := fuzz_status_kb('VmHWM');
+	peak := fuzz_status_kb('VmPeak');
+	BEGIN
+		EXECUTE sql;
+	EXCEPTION WHEN OTHERS THEN
+		GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+	END;
+	hwm := fuzz_status_kb('VmHWM') - hwm;
+	peak := fuzz_status_kb('VmPeak') - peak;
+	IF hwm > limit_kb OR peak > 1048576 THEN
+		PERFORM set_config('fuzz.detail', format('%s: peak resident memory rose by %s kB, peak address space by '
+			'%s kB (%s %s)', what, hwm, peak, state, message), false);
+		RETURN false;
+	END IF;
+	IF state = 'none' THEN
+		PERFORM set_config('fuzz.detail', format('%s: no ERROR', what), false);
+		RETURN false;
+	END IF;
+	IF state = 'XX000' OR state !~ '^(22|54)' OR message !~ 'PLY' OR message ~* 'memory alloc request' THEN
+		PERFORM set_config('fuzz.detail', format('%s: ERROR %s: %s', what, state, message), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- The statement `sql` must end in an ERROR of SQLSTATE `state` whose message matches the regular expression
+-- `pattern` (anchored at both ends).
+CREATE OR REPLACE FUNCTION fuzz_error_like(sql text, want_state text, pattern text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	state text;
+	message text;
+BEGIN
+	EXECUTE sql;
+	PERFORM set_config('fuzz.detail', format('no ERROR, want %s: %s', want_state, pattern), false);
+	RETURN false;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+	IF state IS DISTINCT FROM want_state OR message !~ ('^(' || pattern || ')$') THEN
+		PERFORM set_config('fuzz.detail', format('ERROR %s: %s; want %s: %s', state, message, want_state, pattern),
+			false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- The same exactly: the ERROR of SQLSTATE `state` with the message `message`.
+CREATE OR REPLACE FUNCTION fuzz_error_is(sql text, want_state text, want_message text) RETURNS boolean
+LANGUAGE sql AS $$
+	SELECT fuzz_error_like(sql, want_state, regexp_replace(want_message, '([][\\^$.|?*+(){}])', '\\\1', 'g'))
+$$;
+
+-- The two queries return the same rows (as multisets, every column compared with IS NOT DISTINCT FROM).
+CREATE OR REPLACE FUNCTION fuzz_same_rows(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	only_a bigint;
+	only_b bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM ((%s) EXCEPT ALL (%s)) x', a, b) INTO only_a;
+	EXECUTE format('SELECT count(*) FROM ((%s) EXCEPT ALL (%s)) x', b, a) INTO only_b;
+	IF only_a > 0 OR only_b > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s rows only in the first, %s only in the second', only_a, only_b),
+			false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- Triangles of a TIN with two corners at the same position (x, y and z equal; -0 equals 0).
+CREATE OR REPLACE FUNCTION fuzz_repeated_corners(m geometry) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+	SELECT count(*) FROM (
+		SELECT ST_PointN(r, 1) AS p, ST_PointN(r, 2) AS q, ST_PointN(r, 3) AS s
+		FROM (SELECT ST_ExteriorRing(d.geom) AS r FROM ST_Dump(m) d) t) c
+	WHERE (ST_X(p) = ST_X(q) AND ST_Y(p) = ST_Y(q) AND ST_Z(p) = ST_Z(q))
+		OR (ST_X(q) = ST_X(s) AND ST_Y(q) = ST_Y(s) AND ST_Z(q) = ST_Z(s))
+		OR (ST_X(p) = ST_X(s) AND ST_Y(p) = ST_Y(s) AND ST_Z(p) = ST_Z(s))
+$$;
+
+-- A box3d with every bound multiplied by f (exact for a power of two), SRID 0.
+CREATE OR REPLACE FUNCTION fuzz_scale_box(b box3d, f float8) RETURNS box3d LANGUAGE sql IMMUTABLE AS $$
+	SELECT ST_3DMakeBox(ST_MakePoint(ST_XMin(b) * f, ST_YMin(b) * f, ST_ZMin(b) * f),
+		ST_MakePoint(ST_XMax(b) * f, ST_YMax(b) * f, ST_ZMax(b) * f))
+$$;
+
+-- gpu_mesh_clip of the TIN `mesh` (coordinates a few units from 0) and of the same mesh with every coordinate
+-- multiplied by f = 2^k (k up to 1019: near the top of the double range): the scaled mesh clipped by the box
+-- scaled gives exactly f times the unscaled result, for one box, for the tiles of geoacc_tile_grid (whose
+-- boxes over the scaled extent are f times those over the unscaled one) and through PLY.
+CREATE OR REPLACE FUNCTION fuzz_mesh_clip_scaled(mesh text, box box3d, f float8, nx int, ny int, nz int)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	m geometry;
+	big geometry;
+	bad bigint;
+BEGIN
+	EXECUTE 'SELECT ' || mesh INTO m;
+	big := ST_Scale(m, f, f, f);
+	IF ST_AsEWKB(gpu_mesh_clip(big, fuzz_scale_box(box, f))) IS DISTINCT FROM
+		ST_AsEWKB(ST_Scale(gpu_mesh_clip(m, box), f, f, f)) THEN
+		PERFORM set_config('fuzz.detail', format('one box: %s scaled is not %s',
+			ST_AsText(gpu_mesh_clip(m, box)), ST_AsText(gpu_mesh_clip(big, fuzz_scale_box(box, f)))), false);
+		RETURN false;
+	END IF;
+	SELECT count(*) INTO bad
+	FROM geoacc_tile_grid(Box3D(m), nx, ny, nz) s FULL JOIN geoacc_tile_grid(Box3D(big), nx, ny, nz) b
+		USING (ix, iy, iz)
+	WHERE s.box IS NULL OR b.box IS NULL OR ST_XMin(b.box) <> ST_XMin(s.box) * f OR ST_XMax(b.box) <> ST_XMax(s.box) * f
+		OR ST_YMin(b.box) <> ST_YMin(s.box) * f OR ST_YMax(b.box) <> ST_YMax(s.box) * f
+		OR ST_ZMin(b.box) <> ST_ZMin(s.box) * f OR ST_ZMax(b.box) <> ST_ZMax(s.box) * f
+		OR ST_AsEWKB(gpu_mesh_clip(big, b.box)) IS DISTINCT FROM ST_AsEWKB(ST_Scale(gpu_mesh_clip(m, s.box), f, f, f));
+	IF bad > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s tiles of %s x %s x %s are not f times the unscaled ones', bad,
+			nx, ny, nz), false);
+		RETURN false;
+	END IF;
+	IF ST_AsEWKB(geoacc_mesh_from_ply(gpu_mesh_clip(geoacc_mesh_to_ply(big), fuzz_scale_box(box, f)))) IS DISTINCT
+		FROM ST_AsEWKB(ST_Scale(geoacc_mesh_from_ply(gpu_mesh_clip(geoacc_mesh_to_ply(m), box)), f, f, f)) THEN
+		PERFORM set_config('fuzz.detail', 'the PLY form scaled differs', false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- gpu_segment_join of the tracks of `tracks` (a VALUES list of (id, LINESTRING M or ZM)) with x, y (and z)
+-- and the distance multiplied by f1 and by f2 (powers of two far past 2^250): the same rows, with t_start,
+-- t_end and cpa_time equal to the bit and cpa_distance / f1 = cpa_distance / f2 to the bit; and at scale 1
+-- the same rows (but for pairs whose closest approach is within 1e-9 of the distance, where the roundings of
+-- two scales may fall either way), times within 1e-6 s and distances within 1e-9 relative.
+CREATE OR REPLACE FUNCTION fuzz_segment_join_scaled(tracks text, d float8, f1 float8, f2 float8, method text,
+	use_z boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	q text := 'SELECT * FROM gpu_segment_join(''SELECT id, ST_Scale(g, %1$s, %1$s, %1$s) FROM (%2$s) t(id, g)'', '
+		'NULL, %3$s::float8 * %1$s, %4$L, %5$L)';
+	apart bigint;
+	off bigint;
+BEGIN
+	EXECUTE format($x$
+		WITH a AS (%s), b AS (%s)
+		SELECT count(*) FROM a FULL JOIN b USING (a_id, a_seg, b_id, b_seg)
+		WHERE a.a_id IS NULL OR b.a_id IS NULL OR a.t_start IS DISTINCT FROM b.t_start
+			OR a.t_end IS DISTINCT FROM b.t_end OR a.cpa_time IS DISTINCT FROM b.cpa_time
+			OR a.cpa_distance / %s IS DISTINCT FROM b.cpa_distance / %s$x$,
+		format(q, f1, replace(tracks, '''', ''''''), d, method, use_z),
+		format(q, f2, replace(tracks, '''', ''''''), d, method, use_z), f1, f2) INTO apart;
+	IF apart > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s rows differ between scales %s and %s', apart, f1, f2), false);
+		RETURN false;
+	END IF;
+	EXECUTE format($x$
+		WITH a AS (%s), b AS (%s)
+		SELECT count(*) FROM a FULL JOIN b USING (a_id, a_seg, b_id, b_seg)
+		WHERE CASE WHEN a.a_id IS NULL THEN abs(b.cpa_distance / %s - %s) > 1e-9 * %s
+			WHEN b.a_id IS NULL THEN abs(a.cpa_distance - %s) > 1e-9 * %s
+			ELSE abs(a.t_start - b.t_start) > 1e-6 OR abs(a.t_end - b.t_end) > 1e-6
+				OR abs(a.cpa_time - b.cpa_time) > 1e-6
+				OR abs(a.cpa_distance - b.cpa_distance / %s) > 1e-9 * greatest(%s, a.cpa_distance) END$x$,
+		format(q, 1, replace(tracks, '''', ''''''), d, method, use_z),
+		format(q, f1, replace(tracks, '''', ''''''), d, method, use_z), f1, d, d, d, d, f1, d) INTO off;
+	IF off > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s rows at scale %s are not those at scale 1', off, f1), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- A plane of geoacc_tile_grid as its reference gives it: plane i of n is lo + (hi - lo) * i / n, the last hi.
+CREATE OR REPLACE FUNCTION fuzz_grid_plane(lo float8, hi float8, i bigint, n bigint) RETURNS float8 LANGUAGE sql
+IMMUTABLE AS $$
+	SELECT CASE WHEN i >= n THEN hi ELSE lo + (hi - lo) * i::float8 / n::float8 END
+$$;
+
+-- The first k rows of geoacc_tile_grid in the select-list form (a row made per call, so that a LIMIT ends it
+-- however many tiles the grid has): min(k, nx ny nz) rows, row r the tile (r / (ny nz), r / nz mod ny, r mod nz)
+-- with the planes of fuzz_grid_plane to the bit and the extent's SRID.
+CREATE OR REPLACE FUNCTION fuzz_tile_grid_head(ext box3d, nx int, ny int, nz int, k int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	got bigint;
+	bad bigint;
+BEGIN
+	SELECT count(*), count(*) FILTER (WHERE (g).ix IS DISTINCT FROM i.ix::int OR (g).iy IS DISTINCT FROM i.iy::int
+			OR (g).iz IS DISTINCT FROM i.iz::int
+			OR ST_XMin((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_XMin(ext), ST_XMax(ext), i.ix, nx)
+			OR ST_XMax((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_XMin(ext), ST_XMax(ext), i.ix + 1, nx)
+			OR ST_YMin((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_YMin(ext), ST_YMax(ext), i.iy, ny)
+			OR ST_YMax((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_YMin(ext), ST_YMax(ext), i.iy + 1, ny)
+			OR ST_ZMin((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_ZMin(ext), ST_ZMax(ext), i.iz, nz)
+			OR ST_ZMax((g).box) IS DISTINCT FROM fuzz_grid_plane(ST_ZMin(ext), ST_ZMax(ext), i.iz + 1, nz))
+	INTO got, bad
+	FROM (SELECT row_number() OVER () - 1 AS r, g FROM (SELECT geoacc_tile_grid(ext, nx, ny, nz) AS g LIMIT k) s) t,
+		LATERAL (SELECT t.r / (ny::bigint * nz) AS ix, t.r / nz % ny AS iy, t.r % nz AS iz) i;
+	IF got <> least(k, nx::numeric * ny * nz) OR bad > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s rows, %s of them not the tiles their order gives', got, bad),
+			false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- The statement `sql` must be cancelled by the statement_timeout set around the case (57014), within 30 s of
+-- the statement's start; a statement that ends, or fails otherwise, fails the case.
+CREATE OR REPLACE FUNCTION fuzz_cancelled(sql text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	took float8;
+BEGIN
+	EXECUTE sql;
+	PERFORM set_config('fuzz.detail', 'the statement ended: no cancel', false);
+	RETURN false;
+EXCEPTION WHEN query_canceled THEN
+	took := extract(epoch FROM clock_timestamp() - statement_timestamp());
+	IF took > 30 THEN
+		PERFORM set_config('fuzz.detail', format('cancelled only after %s s', took), false);
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$;
+
+-- gpu_make_trajectories of the fixes (id, t, geom) of `fixes` (a query; t a timestamp literal with its zone,
+-- read as ttype: timestamptz, or timestamp read as UTC) against the SQL pipeline in intervals: DISTINCT ON
+-- (id, t) keeping the smallest X, then Y; a new part where t - lag(t) > max_gap (interval comparison: a
+-- month is 30 days, a day 24 hours) or ST_Distance / extract(epoch FROM t - lag(t)) > max_speed;
+-- ST_MakeLine with M = extract(epoch FROM t)::float8 ORDER BY t of parts of 2 fixes or more; ST_Simplify
+-- (geoacc_dp_simplify for the synchronized distance).  Every row the same to the bit, NULLs included.
+CREATE OR REPLACE FUNCTION fuzz_make_trajectories_ts_agrees(fixes text, ttype text, max_gap interval,
+	tolerance float8, preserve_collapsed boolean, synchronized boolean, max_speed float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	typed text := format('SELECT id::bigint, t::%s, geom FROM (%s) f(id, t, geom)', ttype, fixes);
+	rows bigint;
+	same bigint;
+	broken bigint;
+	invalid bigint;
+BEGIN
+	-- every trajectory's M strictly increasing (ST_IsValidTrajectory), as the reference documents
+	EXECUTE format('SELECT count(*) FROM gpu_make_trajectories(%L, $1, $2, $3, $4, $5) g '
+		'WHERE NOT ST_IsValidTrajectory(g.trajectory)', typed)
+	INTO invalid USING max_gap, tolerance, preserve_collapsed, synchronized, max_speed;
+	IF invalid > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s trajectories whose M does not increase', invalid), false);
+		RETURN false;
+	END IF;
+	EXECUTE format($q$
+		WITH firsts AS (
+			SELECT DISTINCT ON (f.id, f.t) f.id, f.t, f.geom
+			FROM (%1$s) f(id, t, geom)
+			ORDER BY f.id, f.t, ST_X(f.geom), ST_Y(f.geom)
+		), starts AS (
+			SELECT *, CASE WHEN t - lag(t) OVER w > $1
+				OR ST_Distance(geom, lag(geom) OVER w) / extract(epoch FROM t - lag(t) OVER w)::float8
+					> coalesce($5, 'Infinity')
+				THEN 1 ELSE 0 END AS starts
+			FROM firsts WINDOW w AS (PARTITION BY id ORDER BY t)
+		), parts AS (
+			SELECT *, sum(starts) OVER (PARTITION BY id ORDER BY t) + 1 AS part FROM starts
+		), lines AS (
+			SELECT id, part, ST_SetSRID(ST_MakeLine(ST_MakePointM(ST_X(geom), ST_Y(geom),
+				extract(epoch FROM t)::float8) ORDER BY t), min(ST_SRID(geom))) AS line
+			FROM parts GROUP BY id, part HAVING count(*) >= 2
+		), ref AS (
+			SELECT id::bigint AS object_id, part::int AS part, ST_IsValidTrajectory(line) AS valid,
+				CASE WHEN $2 IS NULL OR NOT ST_IsValidTrajectory(line) THEN line
+				WHEN $4 THEN geoacc_dp_simplify(line, $2, $3, synchronized => true)
+				ELSE ST_Simplify(line, $2, $3) END AS trajectory
+			FROM lines
+		), got AS (
+			SELECT * FROM gpu_make_trajectories(%2$L, $1, $2, $3, $4, $5)
+		)
+		SELECT count(*), count(*) FILTER (WHERE r.object_id IS NOT NULL AND g.object_id IS NOT NULL
+			AND ST_AsEWKB(r.trajectory) IS NOT DISTINCT FROM ST_AsEWKB(g.trajectory)),
+			count(*) FILTER (WHERE NOT r.valid)
+		FROM ref r FULL JOIN got g USING (object_id, part)$q$, typed, typed)
+	INTO rows, same, broken USING max_gap, tolerance, preserve_collapsed, synchronized, max_speed;
+	-- a part of fixes a microsecond or more apart whose M (epoch seconds as float8) is the same: the times were
+	-- taken (within 2^53 microseconds of 1970), but past 2^33 seconds from 1970 (before 1697, after 2242) a
+	-- float8 of seconds no longer holds every microsecond, and no LINESTRING M of them has M increasing
+	IF broken > 0 THEN
+		PERFORM set_config('fuzz.detail', format('%s parts have fixes a microsecond or more apart at one M (epoch '
+			'seconds as float8): times accepted where M cannot increase', broken), false);
+		RETURN false;
+	END IF;
+	IF rows <> same THEN
+		PERFORM set_config('fuzz.detail', format('%s of %s rows differ from the SQL pipeline (max_gap %s)',
+			rows - same, rows, max_gap), false);
+	END IF;
+	RETURN rows = same;
+END
+$$;
