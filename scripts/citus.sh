@@ -65,7 +65,7 @@ find_source() {	# src or tarball: the Citus source to build; skipped when there 
 		skip "Citus is not installed for $PG_CONFIG and there is no Citus source to build" \
 			"($(cd "$GEOACC_ROOT/.." && pwd)/shared/citus/citus-*.tar.xz is absent, CITUS_SRC unset)." \
 			"To run this suite, put a Citus 13 source tarball there (or set CITUS_SRC to a Citus source tree)," \
-			"or install Citus for this PostgreSQL, and run scripts/citus.sh (as root, or with$CITUS_PACKAGES installed)"
+			"or install Citus for this PostgreSQL, and run scripts/citus.sh (as root, or with $CITUS_PACKAGES installed)"
 	fi
 	if [ -z "$src" ] && [ -e "$BUILD" ] && [ ! -f "$BUILD/unpacked-from" ] && [ -n "$(ls -A "$BUILD" 2>/dev/null || echo unreadable)" ]; then
 		refuse "$BUILD is not empty and was not made by scripts/citus.sh (no unpacked-from file):" \

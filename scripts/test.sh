@@ -101,7 +101,7 @@ if ! command -v node >/dev/null; then
 elif [ ! -f "$validator/node_modules/gltf-validator/package.json" ] && ! command -v npm >/dev/null; then
 	echo "test: SKIPPED: npm is not installed (Debian: apt-get install npm): GLB validation left out"
 elif [ ! -f "$validator/node_modules/gltf-validator/package.json" ] \
-	&& ! { mkdir -p "$validator" && npm install --prefix "$validator" --no-audit --no-fund --silent \
+	&& ! { mkdir -p "$validator" && npm install --prefix "$validator" --no-audit --no-fund --loglevel=error \
 		gltf-validator@2.0.0-dev.3.10 >"$validator/npm.log" 2>&1; }; then
 	tail -5 "$validator/npm.log" 2>/dev/null || true
 	echo "test: SKIPPED: npm could not install gltf-validator into $validator: GLB validation left out"
