@@ -20,6 +20,7 @@
 #
 #   PG_CONFIG        the PostgreSQL 15 to build and run (default: Debian's)
 #   GEOACC_PG_OPTS   more server options (postgres -c ... form)
+#   GEOACC_FRESH=1   delete the script's own cluster and make it again (test.sh always does)
 set -euo pipefail
 
 GEOACC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +40,7 @@ while [ "${GEOACC_PGDATA%/}" != "$GEOACC_PGDATA" ]; do GEOACC_PGDATA=${GEOACC_PG
 case $GEOACC_PGPORT in '' | *[!0-9]*) refuse "GEOACC_PGPORT=$GEOACC_PGPORT is not a port number" ;; esac
 GEOACC_MARKER=$GEOACC_PGDATA/geoacc-owned
 
-# 0. whose is GEOACC_PGDATA?  Refused before anything is installed, built or changed.
+# 0. whose are GEOACC_PGDATA and GEOACC_PGPORT?  Refused before anything is installed, built or changed.
 if [ -e "$GEOACC_PGDATA" ] && [ ! -d "$GEOACC_PGDATA" ]; then
 	refuse "GEOACC_PGDATA=$GEOACC_PGDATA is not a directory; set GEOACC_PGDATA to a new or empty directory"
 elif [ -f "$GEOACC_MARKER" ]; then
@@ -49,6 +50,29 @@ elif [ -f "$GEOACC_MARKER" ]; then
 elif [ -d "$GEOACC_PGDATA" ] && [ -n "$(ls -A "$GEOACC_PGDATA" 2>/dev/null || echo unreadable)" ]; then
 	refuse "$GEOACC_PGDATA is not empty and was not made by these scripts (it has no geoacc-owned file):" \
 		"nothing was changed; set GEOACC_PGDATA to a new or empty directory"
+fi
+
+# port_user PORT: the data directory of the server that listens on PORT here, with its socket in /tmp
+# or on 127.0.0.1 ("" when none; "a server of unknown directory" when only the TCP port answers)
+port_user() {
+	local lock=/tmp/.s.PGSQL.$1.lock pid
+	if [ -f "$lock" ]; then
+		pid=$(sed -n 1p "$lock" 2>/dev/null || true)
+		if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
+			sed -n 2p "$lock"
+			return
+		fi
+	fi
+	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+		echo "a server of unknown directory (127.0.0.1:$1)"
+	fi
+}
+# the port: free, or the one our cluster listens on
+user=$(port_user "$GEOACC_PGPORT")
+if [ -n "$user" ] && [ "$user" != "$GEOACC_PGDATA" ]; then
+	hint=""
+	[ "$user" = /tmp/geoacc-pgdata ] && hint=" (the cluster of an earlier version of these scripts: stop it with pg_ctl -D $user stop, as its owner)"
+	refuse "port $GEOACC_PGPORT is taken by $user$hint: nothing was changed; set GEOACC_PGPORT to a free port"
 fi
 
 # 1. packages (apt only when something is missing)
@@ -78,36 +102,13 @@ else
 	as_owner() { "$@"; }
 fi
 
-# port_user PORT: the data directory of the server that listens on PORT here, with its socket in /tmp
-# or on 127.0.0.1 ("" when none; "a server of unknown directory" when only the TCP port answers)
-port_user() {
-	local lock=/tmp/.s.PGSQL.$1.lock pid
-	if [ -f "$lock" ]; then
-		pid=$(sed -n 1p "$lock" 2>/dev/null || true)
-		if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
-			sed -n 2p "$lock"
-			return
-		fi
-	fi
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "a server of unknown directory (127.0.0.1:$1)"
-	fi
-}
-# 2. the port: free, or the one our cluster listens on
-user=$(port_user "$GEOACC_PGPORT")
-if [ -n "$user" ] && [ "$user" != "$GEOACC_PGDATA" ]; then
-	hint=""
-	[ "$user" = /tmp/geoacc-pgdata ] && hint=" (the cluster of an earlier version of these scripts: stop it with pg_ctl -D $user stop, as its owner)"
-	refuse "port $GEOACC_PGPORT is taken by $user$hint: nothing was changed; set GEOACC_PGPORT to a free port"
-fi
-
-# 3. build and install
+# 2. build and install
 cd "$GEOACC_ROOT"
 echo "setup: building geoacc ($(command -v nvcc >/dev/null && echo "with CUDA" || echo "CPU only"))"
 make -s -j"$(nproc)"
 make -s install
 
-# 4. the cluster: scripts/test.sh makes it afresh (GEOACC_FRESH=1), scripts/demo.sh reuses its own
+# 3. the cluster: scripts/test.sh makes it afresh (GEOACC_FRESH=1), scripts/demo.sh reuses its own
 start_cluster() {	# start_cluster [SERVER OPTIONS...]: (re)start the cluster, with these options too
 	local how=start
 	as_owner "$PGBIN/pg_ctl" -D "$GEOACC_PGDATA" status >/dev/null 2>&1 && how=restart
