@@ -79,7 +79,8 @@ LIMIT 6;
 
 \echo
 \echo '== a terrain of 20,000 triangles at UTM coordinates cut into 3 x 3 LOD tiles (triangles and area per tile; the tiles add up to the whole)'
-CREATE TEMP TABLE terrain AS
+-- a table, not a temporary one: the README's mesh examples read it
+CREATE TABLE terrain AS
 SELECT ST_SetSRID(('TIN Z (' || string_agg(format(
 	'((%1$s %2$s %5$s,%3$s %2$s %6$s,%3$s %4$s %7$s,%1$s %2$s %5$s)),((%1$s %2$s %5$s,%3$s %4$s %7$s,%1$s %4$s %8$s,%1$s %2$s %5$s))',
 	x0, y0, x1, y1, z00, z10, z11, z01), ',') || ')')::geometry, 32618) AS mesh
