@@ -104,8 +104,11 @@ IsTimeType(Oid type)
 static const GeoaccQueryForm FixQueryForm = {3, {{"object_id", GeoaccIsIdType}, {"t", IsTimeType},
 												 {"geom", GeoaccIsGeometryType}}};
 
-/* Microseconds from 1970 that a double holds exactly: 2^53, about 285 years either side (1684 to 2255). */
-#define EXACT_EPOCH_US (INT64CONST(1) << 53)
+/*
+ * Microseconds from 1970 whose M in seconds still tells every microsecond
+ * apart: within 2^33 s (1697 to 2242) a double's step is below 1 us.
+ */
+#define EXACT_EPOCH_US (INT64CONST(8589934592) * USECS_PER_SEC)
 
 /*
  * The time of a fix: microseconds from 1970 for a timestamp (a whole number,
@@ -138,7 +141,7 @@ FixTime(FixReceiver *r, Datum datum, int64 id)
 							 errmsg(FIXES_ARG " row " UINT64_FORMAT " has a time out of range", r->row),
 							 errdetail("Object " INT64_FORMAT " has t = %s.", id,
 									   DatumGetCString(DirectFunctionCall1(timestamptz_out, datum))),
-							 errhint("Times are taken within 2^53 microseconds of 1970 (the years 1684 to 2255), "
+							 errhint("Times are taken within 2^33 seconds of 1970 (the years 1697 to 2242), "
 									 "where a trajectory's M holds every microsecond.")));
 				return (double) epoch_us;
 			}

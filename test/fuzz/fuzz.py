@@ -766,12 +766,12 @@ def case_ply_counts(rng):
 
 # ------------------------------------------------ trajectories in microseconds
 
-EXACT_US = 2 ** 53                              # |microseconds from 1970| a double holds exactly: 1684 to 2255
+EXACT_US = 2 ** 33 * 10 ** 6                    # |microseconds from 1970| whose M in seconds tells every us apart: 1697 to 2242
 UNIX_EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def timestamp_text(us):
-    """Microseconds from 1970 as a timestamp literal in UTC (years 1684 to 2255)."""
+    """Microseconds from 1970 as a timestamp literal in UTC (years 1697 to 2242)."""
     return (UNIX_EPOCH + datetime.timedelta(microseconds=us)).strftime("%Y-%m-%d %H:%M:%S.%f+00")
 
 
@@ -795,7 +795,7 @@ def case_make_trajectories_us(rng):
     """gpu_make_trajectories of fixes with timestamptz or timestamp times (read as UTC): gaps of exactly max_gap,
     one microsecond more or less, repeats and the rest, with max_gap of whole microseconds ('59.999999 seconds',
     '10 minutes', months, days), against the SQL pipeline comparing intervals (t - lag(t) > max_gap); times at the
-    ends of the 1684-2255 range kept, a time past them the clean error "fixes_sql row N has a time out of range"."""
+    ends of the 1697-2242 range kept, a time past them the clean error "fixes_sql row N has a time out of range"."""
     ttype = rng.choice(["timestamptz", "timestamp"])
     if rng.random() < 0.2:
         # one time out of range among good ones: the error names its row (the order of the VALUES list)
@@ -807,7 +807,7 @@ def case_make_trajectories_us(rng):
                 t = "'%s'" % rng.choice([timestamp_text(-EXACT_US - 1), timestamp_text(EXACT_US + 1),
                                          timestamp_text(-EXACT_US - rng.randint(2, 10 ** 12)),
                                          timestamp_text(EXACT_US + rng.randint(2, 10 ** 12)),
-                                         "1684-01-01 00:00:00+00", "2255-12-31 23:59:59.999999+00",
+                                         "1697-01-01 00:00:00+00", "2242-12-31 23:59:59.999999+00",
                                          "1000-06-01 12:00+00", "4713-11-24 00:00:00+00 BC",
                                          "294276-12-31 23:59:59.999999+00", "0001-01-01 00:00:00+00 BC",
                                          "3000-01-01 00:00+00"])
