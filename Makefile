@@ -12,7 +12,7 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
 OBJS = src/geoacc.o src/device.o src/budget.o src/call.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
-OBJS += src/density_raster.o src/density_raster_png.o
+OBJS += src/density_raster.o src/density_state.o src/raster_wkb.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
 # geoacc_raster: the companion extension for postgis_raster (SQL only; its functions are in geoacc.so)
@@ -131,6 +131,7 @@ include $(PGXS)
 $(shell [ "$$(cat cuda/.build-mode 2>/dev/null)" = "$(CORE_MODE)" ] || echo $(CORE_MODE) > cuda/.build-mode)
 $(OBJS): src/geoacc.h cuda/geoacc_core.h cuda/.build-mode
 src/density_raster_png.o: src/density_raster_colormaps.h
+src/density_raster.o src/density_state.o: src/density_raster.h
 # the files that use GEOACC_VERSION, which comes from geoacc.control
 src/geoacc.o src/device.o: geoacc.control
 $(shlib): $(CORE_LIB) src/exports.map

@@ -1,14 +1,15 @@
 #!/bin/bash
-# Include check for the PostgreSQL glue: each src/*.c (and src/geoacc.h) must #include every PostgreSQL
-# or project header whose functions, macros or types it uses, itself or through an umbrella named in
-# scripts/iwyu.imp (postgres.h, src/geoacc.h, funcapi.h, and headers that cannot drop what they bring).
+# Include check for the PostgreSQL glue: each src/*.c (and src/geoacc.h, src/density_raster.h) must #include
+# every PostgreSQL or project header whose functions, macros or types it uses, itself or through an umbrella
+# named in scripts/iwyu.imp (postgres.h, src/geoacc.h, funcapi.h, and headers that cannot drop what they bring).
 # Why: a use that compiles only because some other header happens to include the declaring one breaks
 # when a minor release changes that (make_trajectories.c's pg_add_s64_overflow built against 15.20's
 # headers, where access/tupmacs.h brings common/int.h, and not against 15.18's).
 # Runs Debian's include-what-you-use (package iwyu; installs nothing) on each file and fails, listing
 # file and missing header, on any quoted #include it says to add.  System headers (<...>), forward
 # declarations and iwyu's "should remove" advice are ignored.
-# Usage: scripts/check_includes.sh [FILE.c|FILE.h ...]   (default: src/*.c src/geoacc.h; PG_CONFIG honoured)
+# Usage: scripts/check_includes.sh [FILE.c|FILE.h ...]
+#   (default: src/*.c src/geoacc.h src/density_raster.h; PG_CONFIG honoured)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +24,7 @@ flags=(-x c -I"$root/src" -I"$root/cuda" -I"$root" -I"$server" "${cppflags[@]}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-[ $# -gt 0 ] || set -- "$root"/src/*.c "$root"/src/geoacc.h
+[ $# -gt 0 ] || set -- "$root"/src/*.c "$root"/src/geoacc.h "$root"/src/density_raster.h
 failed=0
 for f in "$@"; do
 	# a .c file is analysed as a copy under another name, so that iwyu does not take src/foo.h for the

@@ -4,14 +4,15 @@
  * geoacc_raster_png(raster, colormap, scale, vmin, vmax, transparent_zero):
  * a heatmap PNG of the first band of a raster, given as PostGIS raster WKB
  * (what gpu_density_raster returns, or ST_AsBinary of any raster) or, with
- * the geoacc_raster extension, as a PostGIS raster.  Pixel values are
- * placed on a colour scale from vmin to vmax (by default the band's minimum
- * and maximum) and coloured with one of matplotlib's perceptually uniform
- * colormaps (256 colours: an 8-bit palette PNG) or with a ramp given as text
- * in the style of PostGIS's ST_ColorMap (interpolated: RGB or RGBA); nodata
- * and non-finite pixels are transparent.  The PNG is written here, row by
- * row, through zlib (which PostgreSQL links already): no whole image in
- * memory, and cancellable between rows.
+ * the geoacc_raster extension, as a PostGIS raster (both read by
+ * raster_wkb.c).  Pixel values are placed on a colour scale from vmin to
+ * vmax (by default the band's minimum and maximum) and coloured with one of
+ * matplotlib's perceptually uniform colormaps (256 colours: an 8-bit
+ * palette PNG) or with a ramp given as text in the style of PostGIS's
+ * ST_ColorMap (interpolated: RGB or RGBA); nodata and non-finite pixels are
+ * transparent.  The PNG is written here, row by row, through zlib (which
+ * PostgreSQL links already): no whole image in memory, and cancellable
+ * between rows.
  */
 #include "geoacc.h"
 
@@ -25,19 +26,6 @@
 
 #include "density_raster_colormaps.h"
 
-/* PostGIS raster pixel types (raster/rt_core/librtcore.h) */
-enum
-{
-	PT_1BB = 0, PT_2BUI, PT_4BUI, PT_8BSI, PT_8BUI, PT_16BSI, PT_16BUI, PT_32BSI, PT_32BUI,
-	PT_32BF = 10, PT_64BF = 11
-};
-
-#define RASTER_WKB_HEADER 61
-#define RASTER_SERIALIZED_HEADER 64
-#define BAND_OFFLINE 0x80
-#define BAND_HAS_NODATA 0x40
-#define BAND_PIXTYPE 0x0F
-
 /* PNG colour types */
 #define PNG_RGB 2
 #define PNG_PALETTE 3
@@ -49,19 +37,6 @@ typedef enum ColorScale
 	SCALE_SQRT,
 	SCALE_LOG
 } ColorScale;
-
-/* The first band of a raster, read in place. */
-typedef struct RasterBand
-{
-	uint32		width;
-	uint32		height;
-	int			pixtype;
-	int			pixel_bytes;
-	bool		swap;			/* WKB byte order differs from the host's */
-	bool		has_nodata;
-	double		nodata;
-	const uint8 *pixels;
-} RasterBand;
 
 /* One stop of a ramp: a position on the colour scale (0..1) and its colour. */
 typedef struct RampStop
@@ -85,191 +60,10 @@ typedef struct Coloring
 	bool		transparent_zero;	/* value 0 is transparent too */
 } Coloring;
 
-static void
-BadRaster(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-			 errmsg("invalid raster WKB"),
-			 errdetail("%s", detail),
-			 errhint("Pass the result of gpu_density_raster() or ST_AsBinary(raster).")));
-}
-
-/* Copy `size` bytes, reversed when the WKB's byte order is not the host's. */
-static void
-ReadValue(const uint8 *p, int size, bool swap, void *out)
-{
-	uint8	   *o = out;
-
-	for (int i = 0; i < size; i++)
-		o[i] = swap ? p[size - 1 - i] : p[i];
-}
-
-static double
-ReadPixel(const RasterBand *band, const uint8 *p)
-{
-	union
-	{
-		int8		i8;
-		uint8		u8;
-		int16		i16;
-		uint16		u16;
-		int32		i32;
-		uint32		u32;
-		float		f32;
-		double		f64;
-	}			v;
-
-	ReadValue(p, band->pixel_bytes, band->swap, &v);
-	switch (band->pixtype)
-	{
-		case PT_8BSI:
-			return v.i8;
-		case PT_16BSI:
-			return v.i16;
-		case PT_16BUI:
-			return v.u16;
-		case PT_32BSI:
-			return v.i32;
-		case PT_32BUI:
-			return v.u32;
-		case PT_32BF:
-			return v.f32;
-		case PT_64BF:
-			return v.f64;
-		default:				/* 1BB, 2BUI, 4BUI, 8BUI: one byte */
-			return v.u8;
-	}
-}
-
-static int
-PixelBytes(int pixtype)
-{
-	switch (pixtype)
-	{
-		case PT_1BB:
-		case PT_2BUI:
-		case PT_4BUI:
-		case PT_8BSI:
-		case PT_8BUI:
-			return 1;
-		case PT_16BSI:
-		case PT_16BUI:
-			return 2;
-		case PT_32BSI:
-		case PT_32BUI:
-		case PT_32BF:
-			return 4;
-		case PT_64BF:
-			return 8;
-		default:
-			return 0;
-	}
-}
-
-/* Parse the header and the first band's description (rt_wkb.c's layout). */
-static void
-BandFromWkb(const bytea *wkb, RasterBand *band)
-{
-	const uint8 *p = (const uint8 *) VARDATA_ANY(wkb);
-	size_t		size = VARSIZE_ANY_EXHDR(wkb);
-	uint16		version,
-				nbands,
-				width,
-				height;
-	uint8		flags;
-	size_t		need;
-
-	if (size < RASTER_WKB_HEADER)
-		BadRaster("The value is shorter than a raster header.");
-	if (p[0] > 1)
-		BadRaster("The first byte is not a byte-order flag.");
-#ifdef WORDS_BIGENDIAN
-	band->swap = p[0] == 1;
-#else
-	band->swap = p[0] == 0;
-#endif
-	ReadValue(p + 1, 2, band->swap, &version);
-	ReadValue(p + 3, 2, band->swap, &nbands);
-	ReadValue(p + 57, 2, band->swap, &width);
-	ReadValue(p + 59, 2, band->swap, &height);
-	if (version != 0)
-		BadRaster(psprintf("Raster WKB version %u is not supported.", version));
-	if (nbands == 0)
-		BadRaster("The raster has no bands.");
-	if (width == 0 || height == 0)
-		BadRaster("The raster has no pixels.");
-	if (size < RASTER_WKB_HEADER + 1)
-		BadRaster("The first band is missing.");
-	flags = p[RASTER_WKB_HEADER];
-	if (flags & BAND_OFFLINE)
-		BadRaster("The first band is an out-db band.");
-	band->width = width;
-	band->height = height;
-	band->pixtype = flags & BAND_PIXTYPE;
-	band->pixel_bytes = PixelBytes(band->pixtype);
-	if (band->pixel_bytes == 0)
-		BadRaster(psprintf("Pixel type %d is not supported.", band->pixtype));
-	need = RASTER_WKB_HEADER + 1 + band->pixel_bytes + (size_t) width * height * band->pixel_bytes;
-	if (size < need)
-		BadRaster("The first band's pixels are truncated.");
-	band->has_nodata = (flags & BAND_HAS_NODATA) != 0;
-	band->nodata = ReadPixel(band, p + RASTER_WKB_HEADER + 1);
-	band->pixels = p + RASTER_WKB_HEADER + 1 + band->pixel_bytes;
-}
-
 static bool
-PixelIsData(const RasterBand *band, double v)
+PixelIsData(const GeoaccRasterBand *band, double v)
 {
 	return isfinite(v) && !(band->has_nodata && v == band->nodata);
-}
-
-/*
- * The first band of a PostGIS raster in its serialized form (rt_serialize.c):
- * the 64-byte header (varlena size, version, band count, georeference,
- * SRID, width, height, in host byte order), then the band's type byte,
- * padding to its pixel size, its nodata value and its pixels.
- */
-static void
-BandFromSerialized(const struct varlena *raster, RasterBand *band)
-{
-	const uint8 *p = (const uint8 *) raster;
-	size_t		size = VARSIZE(raster);
-	uint16		version,
-				nbands,
-				width,
-				height;
-	uint8		flags;
-	size_t		need;
-
-	if (size < RASTER_SERIALIZED_HEADER + 1)
-		BadRaster("The raster has no bands.");
-	memcpy(&version, p + 4, 2);
-	memcpy(&nbands, p + 6, 2);
-	memcpy(&width, p + 60, 2);
-	memcpy(&height, p + 62, 2);
-	if (version != 0)
-		BadRaster(psprintf("Raster version %u is not supported.", version));
-	if (nbands == 0)
-		BadRaster("The raster has no bands.");
-	if (width == 0 || height == 0)
-		BadRaster("The raster has no pixels.");
-	flags = p[RASTER_SERIALIZED_HEADER];
-	if (flags & BAND_OFFLINE)
-		BadRaster("The first band is an out-db band.");
-	band->swap = false;
-	band->width = width;
-	band->height = height;
-	band->pixtype = flags & BAND_PIXTYPE;
-	band->pixel_bytes = PixelBytes(band->pixtype);
-	if (band->pixel_bytes == 0)
-		BadRaster(psprintf("Pixel type %d is not supported.", band->pixtype));
-	need = RASTER_SERIALIZED_HEADER + 2 * band->pixel_bytes + (size_t) width * height * band->pixel_bytes;
-	if (size < need)
-		BadRaster("The first band's pixels are truncated.");
-	band->has_nodata = (flags & BAND_HAS_NODATA) != 0;
-	band->nodata = ReadPixel(band, p + RASTER_SERIALIZED_HEADER + band->pixel_bytes);
-	band->pixels = p + RASTER_SERIALIZED_HEADER + 2 * band->pixel_bytes;
 }
 
 static ColorScale
@@ -465,7 +259,7 @@ RampColor(const Coloring *col, double x, uint8 *rgba)
 
 /* Whether a pixel value gets a colour from the scale (else it is nodata: transparent or the "nv" colour). */
 static bool
-PixelIsColoured(const RasterBand *band, const Coloring *col, double v)
+PixelIsColoured(const GeoaccRasterBand *band, const Coloring *col, double v)
 {
 	return PixelIsData(band, v) && !(col->transparent_zero && v == 0);
 }
@@ -656,28 +450,22 @@ PngWrite(uint32 width, uint32 height, const PngFormat *format, PngRowFn make_row
 /* What the rows of a heatmap are made from. */
 typedef struct HeatmapRows
 {
-	const RasterBand *band;
+	const GeoaccRasterBand *band;
 	const Coloring *col;
 	int			colour_type;
 	int			transparent_index;	/* palette: the index of nodata pixels */
 } HeatmapRows;
 
-static double
-PixelAt(const RasterBand *band, uint32 r, uint32 c)
-{
-	return ReadPixel(band, band->pixels + ((size_t) r * band->width + c) * band->pixel_bytes);
-}
-
 static void
 HeatmapRow(void *context, uint32 r, uint8 *out)
 {
 	HeatmapRows *h = context;
-	const RasterBand *band = h->band;
+	const GeoaccRasterBand *band = h->band;
 	const Coloring *col = h->col;
 
 	for (uint32 c = 0; c < band->width; c++)
 	{
-		double		v = PixelAt(band, r, c);
+		double		v = GeoaccRasterPixel(band, (size_t) r * band->width + c);
 		bool		coloured = PixelIsColoured(band, col, v);
 		double		x = coloured ? ScaleValue(col->scale, v, col->min, col->max) : 0.0;
 		uint8		rgba[4] = {0, 0, 0, 0};
@@ -709,7 +497,7 @@ HeatmapRow(void *context, uint32 r, uint8 *out)
  * is transparent or translucent.
  */
 static bytea *
-HeatmapPng(FunctionCallInfo fcinfo, const RasterBand *band)
+HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 {
 	Coloring	col = {0};
 	const char *colormap = text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -728,7 +516,7 @@ HeatmapPng(FunctionCallInfo fcinfo, const RasterBand *band)
 	col.max = -INFINITY;
 	for (size_t i = 0; i < npixels; i++)
 	{
-		double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
+		double		v = GeoaccRasterPixel(band, i);
 
 		if (i % 1048576 == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -777,7 +565,7 @@ HeatmapPng(FunctionCallInfo fcinfo, const RasterBand *band)
 	{
 		for (size_t i = 0; i < npixels; i++)
 		{
-			double		v = ReadPixel(band, band->pixels + i * band->pixel_bytes);
+			double		v = GeoaccRasterPixel(band, i);
 
 			if (i % 1048576 == 0)
 				CHECK_FOR_INTERRUPTS();
@@ -812,14 +600,14 @@ PG_FUNCTION_INFO_V1(geoacc_raster_png);
 Datum
 geoacc_raster_png(PG_FUNCTION_ARGS)
 {
-	RasterBand	band;
+	GeoaccRasterBand band;
 
 	/* geoacc 0.1.0 declared (raster, colormap, scale) */
 	if (PG_NARGS() != 6)
 		GeoaccOlderDeclaration("geoacc_raster_png");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
-	BandFromWkb(PG_GETARG_BYTEA_PP(0), &band);
+	GeoaccRasterBandFromWkb(PG_GETARG_BYTEA_PP(0), &band);
 	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
 }
 
@@ -831,10 +619,10 @@ PG_FUNCTION_INFO_V1(geoacc_raster_png_raster);
 Datum
 geoacc_raster_png_raster(PG_FUNCTION_ARGS)
 {
-	RasterBand	band;
+	GeoaccRasterBand band;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
-	BandFromSerialized(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &band);
+	GeoaccRasterBandFromSerialized(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &band);
 	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
 }

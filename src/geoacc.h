@@ -4,7 +4,7 @@
  * Declarations shared by the PostgreSQL glue in src/: settings, the device
  * layer (choosing a device, turning core statuses into ERRORs), the life
  * of a call (device, memory budget, retry on the CPU, statistics), inner
- * queries and the decoding of PostGIS geometries.
+ * queries, the decoding of PostGIS geometries, and PostGIS rasters as bytes.
  */
 #ifndef GEOACC_H
 #define GEOACC_H
@@ -417,6 +417,42 @@ typedef struct GeoaccEnu
 
 bool		GeoaccEnuInit(GeoaccEnu *f, const GeoaccDirection *sum);
 void		GeoaccEnuProject(const GeoaccEnu *f, double lon, double lat, double height, double enu[3]);
+
+/* ------------------------------------------ PostGIS rasters (raster_wkb.c) */
+
+/* PostGIS rasters have 16-bit dimensions. */
+#define GEOACC_RASTER_MAX_SIDE 65535
+
+/*
+ * A raster of grid's width x height pixels (64-bit floats, north row first)
+ * over grid's extent, with no nodata value, palloc'd: as raster WKB, and as
+ * a PostGIS raster value (the serialized form).
+ */
+bytea	   *GeoaccRasterWkb(const GeoaccDensityGrid *grid, int32 srid, const double *pixels);
+struct varlena *GeoaccRasterSerialized(const GeoaccDensityGrid *grid, int32 srid, const double *pixels);
+
+/* The first band of a raster, read in place. */
+typedef struct GeoaccRasterBand
+{
+	uint32		width;
+	uint32		height;
+	int			pixtype;
+	int			pixel_bytes;
+	bool		swap;			/* WKB byte order differs from the host's */
+	bool		has_nodata;
+	double		nodata;
+	const uint8 *pixels;
+} GeoaccRasterBand;
+
+/*
+ * Read the first band of raster WKB, or of a detoasted PostGIS raster
+ * value; what cannot be read raises the ERROR "invalid raster WKB".
+ */
+void		GeoaccRasterBandFromWkb(const bytea *wkb, GeoaccRasterBand *band);
+void		GeoaccRasterBandFromSerialized(const struct varlena *raster, GeoaccRasterBand *band);
+
+/* Pixel i (row-major, north row first) of a band, as a double. */
+double		GeoaccRasterPixel(const GeoaccRasterBand *band, size_t i);
 
 /* -------------------------------------- inner SQL queries (inner_query.c) */
 

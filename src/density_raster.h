@@ -1,0 +1,101 @@
+/*
+ * density_raster.h
+ *
+ * What the aggregate gpu_density_raster (density_raster.c) and its state
+ * (density_state.c) share: the aggregate's arguments, and the state with
+ * the functions that make, fill, combine and read it.
+ */
+#ifndef DENSITY_RASTER_H
+#define DENSITY_RASTER_H
+
+#include "geoacc.h"
+
+#include "utils/expandeddatum.h"
+
+/* The most cells a raster may have: its WKB must stay well under 1 GB. */
+#define DENSITY_MAX_CELLS (8192 * 8192)
+
+/* The aggregate's arguments other than the geometry and the weight: the same on every row. */
+typedef struct DensityArgs
+{
+	GeoaccDensityGrid grid;		/* margin: kernel_size / 2 */
+	GeoaccDensityKernel kernel;
+	int32		kernel_size;
+	bool		interpolate;
+	GeoaccDensityMode mode;
+	bool		weighted;		/* a weight argument (every row has one) */
+	bool		extent_has_srid;	/* the extent was a geometry: its SRID must be the rows' */
+	int32		extent_srid;
+} DensityArgs;
+
+/* What a state carries besides its cells and points; also the flat form's header. */
+typedef struct DensityHeader
+{
+	DensityArgs args;
+	int32		srid;
+	int64		rows;			/* rows read (for messages) */
+	uint64		cell_bound;		/* no cell holds more than this (counts, or units of 2^-32) */
+} DensityHeader;
+
+/*
+ * The state, an expanded object whose memory context holds everything:
+ * cells are uint32 counts, or int64 fixed-point sums (DensityHasSums), in
+ * tiles (GeoaccDensityTiles); points are buffered with their values until
+ * a projection.  The aggregate reads and sets h; the rest belongs to
+ * density_state.c.
+ */
+typedef struct DensityState
+{
+	ExpandedObjectHeader eoh;	/* first, as utils/expandeddatum.h requires */
+	DensityHeader h;
+	GeoaccDensityTiles cells;	/* (height + 2 margin) rows of width + 2 margin, row 0 = north */
+	uint32		npoints;
+	uint32		capacity;
+	uint32		chunk_max;
+	uint64		chunk_bound;	/* what the buffered points can add to one cell */
+	double	   *xy;
+	uint8	   *flags;
+	double	   *values;			/* with sums only */
+} DensityState;
+
+/* Whether two calls' arguments are the same. */
+bool		DensityArgsEqual(const DensityArgs *a, const DensityArgs *b);
+
+/* Fixed-point sums (weights or the time mode) rather than counts. */
+bool		DensityHasSums(const DensityArgs *args);
+
+/*
+ * A state with zero cells and no points: an expanded object in a memory
+ * context of its own under `parent` (the aggregate's context, where
+ * PostgreSQL and Citus keep a transition value without copying it).
+ */
+DensityState *DensityStateCreate(MemoryContext parent, const DensityHeader *h);
+
+/* The state as a read-write datum, the transition value to return. */
+Datum		DensityStateDatum(DensityState *state);
+
+/*
+ * The state a datum (flat, or expanded) stands for: to be changed in place
+ * (the datum's own when it is the aggregate's, else a copy under
+ * `parent`), a new copy under `parent`, or to be read (and flushed) only.
+ */
+DensityState *DensityStateForWriting(Datum datum, MemoryContext parent);
+DensityState *DensityStateCopy(Datum datum, MemoryContext parent);
+DensityState *DensityStateForReading(Datum datum);
+
+/* Buffer one point with its value (GEOACC_DENSITY_* flags); a full chunk is projected first. */
+void		DensityStateAppend(DensityState *state, double x, double y, uint8 flags, double value);
+
+/* Project the buffered points into the cells on the chosen device. */
+void		DensityStateFlush(DensityState *state);
+
+/* Add the state a datum stands for to a's cells: an ERROR unless both have the same arguments and SRID. */
+void		DensityStateAdd(DensityState *a, Datum datum);
+
+/* Whether every cell of a flushed state is zero. */
+bool		DensityStateIsZero(const DensityState *state);
+
+/* A flushed state's cells, raster and margin, in one row-major array (palloc'd), for the convolution. */
+void	   *DensityStateCells(const DensityState *state);
+
+#endif							/* DENSITY_RASTER_H */
