@@ -6,7 +6,10 @@
 # PGHOST, PGPORT and PGUSER point at that cluster.
 #
 # The caller sets GEOACC_CLUSTER (demo or test) and may list more packages in
-# GEOACC_EXTRA_PACKAGES.  Each script has its own cluster:
+# GEOACC_EXTRA_PACKAGES (needed: a failed install stops the script) and in
+# GEOACC_OPTIONAL_PACKAGES (wanted: a failed install is reported and the
+# script goes on; what needs them says it is skipped).  Each script has its own
+# cluster:
 #
 #   script          GEOACC_PGDATA (default)   GEOACC_PGPORT (default)
 #   scripts/demo.sh /tmp/geoacc-demo          5499   kept, reused by the next demo.sh
@@ -76,18 +79,28 @@ if [ -n "$user" ] && [ "$user" != "$GEOACC_PGDATA" ]; then
 fi
 
 # 1. packages (apt only when something is missing)
-missing=""
-for p in $PACKAGES; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "setup: missing packages:$missing (run as root to install them)" >&2
-		exit 1
-	fi
-	echo "setup: installing$missing"
+missing_of() {		# missing_of PACKAGE...: those dpkg does not know as installed
+	local p
+	for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || echo -n " $p"; done
+}
+missing=$(missing_of $PACKAGES)
+optional=$(missing_of ${GEOACC_OPTIONAL_PACKAGES:-})
+if [ -n "$missing$optional" ] && [ "$(id -u)" != 0 ]; then
+	[ -z "$missing" ] || { echo "setup: missing packages:$missing (run as root to install them)" >&2; exit 1; }
+	echo "setup: optional packages not installed:$optional (run as root to install them)"
+elif [ -n "$missing$optional" ]; then
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	if [ -n "$missing" ]; then
+		echo "setup: installing$missing"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
+	# one at a time: one that cannot be installed here (a conflict with a package from another
+	# source, say) leaves the others
+	for p in $optional; do
+		echo "setup: installing $p (optional)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 \
+			|| echo "setup: could not install $p (apt-get install $p fails here): going on without it"
+	done
 fi
 # PG_CONFIG may name another (relocated) PostgreSQL 15 installation to build and test against
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}

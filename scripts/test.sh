@@ -32,8 +32,10 @@
 # See scripts/setup.sh.  Exits non-zero if anything fails.
 set -euo pipefail
 GEOACC_CLUSTER=test GEOACC_FRESH=1
-# iwyu: the include check; nodejs and npm: the glTF validator
-GEOACC_EXTRA_PACKAGES="iwyu nodejs npm ${GEOACC_EXTRA_PACKAGES:-}"
+# iwyu: the include check; nodejs and npm: the glTF validator, wanted only where no node and npm are
+# found (a Node.js from another source, with its own npm, conflicts with Debian's npm package)
+GEOACC_EXTRA_PACKAGES="iwyu ${GEOACC_EXTRA_PACKAGES:-}"
+command -v node >/dev/null && command -v npm >/dev/null || GEOACC_OPTIONAL_PACKAGES="nodejs npm ${GEOACC_OPTIONAL_PACKAGES:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 trap 'stop_cluster; echo "test: the test cluster is stopped (data and server.log in $GEOACC_PGDATA)"' EXIT
 setup_s=$SECONDS
