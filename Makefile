@@ -11,7 +11,7 @@ EXTENSION = geoacc geoacc_raster
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" geoacc.control)
 
 MODULE_big = geoacc
-OBJS = src/geoacc.o src/device.o src/budget.o src/call.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
+OBJS = src/geoacc.o src/device.o src/budget.o src/call.o src/service.o src/stats.o src/geometry.o src/geography.o src/inner_query.o
 OBJS += src/density_raster.o src/density_state.o src/raster_wkb.o src/density_raster_png.o
 OBJS += src/simplify.o
 DATA_built = sql/geoacc--$(EXTVERSION).sql
@@ -116,7 +116,8 @@ CORE_CXXFLAGS += -Werror
 NVCC_FLAGS += -Werror all-warnings -Xcompiler -Werror
 endif
 SHLIB_LINK = $(CORE_LIB) $(CUDA_LIBS) -lstdc++ -lz -lm
-# export only what PostgreSQL looks up: the magic block, _PG_init and the SQL-callable functions
+# export only what PostgreSQL looks up: the magic block, _PG_init, the service's background worker and the
+# SQL-callable functions
 SHLIB_LINK += -Wl,--version-script=src/exports.map
 
 EXTRA_CLEAN = cuda/build-gpu cuda/build-cpu cuda/.build-mode geoacc_raster.control test/core/geoacc_core_tests src/exports.map \
@@ -137,7 +138,7 @@ src/geoacc.o src/device.o: geoacc.control
 $(shlib): $(CORE_LIB) src/exports.map
 
 src/exports.map: $(OBJS:.o=.c)
-	{ echo '{ global: Pg_magic_func; _PG_init;'; \
+	{ echo '{ global: Pg_magic_func; _PG_init; GeoaccServiceMain;'; \
 	  sed -n 's/^PG_FUNCTION_INFO_V1(\(.*\));$$/\1; pg_finfo_\1;/p' $^; \
 	  echo 'local: *; };'; } > $@
 

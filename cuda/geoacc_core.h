@@ -50,6 +50,23 @@ const char *geoacc_status_message(void);
 typedef int (*GeoaccInterruptCallback) (void);
 void		geoacc_set_interrupt_callback(GeoaccInterruptCallback callback);
 
+/* Set the message geoacc_status_message() returns (a status that came from another process). */
+void		geoacc_set_status_message(const char *message);
+
+/*
+ * Host memory shared between processes (the GPU service's memory, mapped at
+ * one address in every process of the server).  Memory the core hands to its
+ * caller (mesh results, trajectory parts) and its large host arrays come
+ * from `alloc` when it is given, else from malloc; memory in
+ * [base, base + size) is always given back through `release`, in whichever
+ * process frees it, and other memory through free.  `alloc` returns NULL
+ * when it cannot serve the request (it may also return malloc'd memory).
+ */
+typedef void *(*GeoaccSharedAlloc) (size_t bytes);
+typedef void (*GeoaccSharedRelease) (void *ptr);
+void		geoacc_set_shared_memory(GeoaccSharedAlloc alloc, GeoaccSharedRelease release, const void *base,
+									 size_t size);
+
 /* ---------------------------------------------------------------- device */
 
 /* 1 when this build contains CUDA code, 0 for a CPU-only build. */

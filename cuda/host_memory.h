@@ -42,6 +42,14 @@ struct HugePageAllocator
 void	   *huge_page_allocate(size_t bytes);
 void		huge_page_free(void *p, size_t bytes);
 
+/*
+ * Memory the core hands to its caller, who frees it with the core's free
+ * functions: from the shared memory of geoacc_set_shared_memory() when an
+ * allocator is set, else malloc.  Throws HOST_MEMORY when exhausted.
+ */
+void	   *output_allocate(size_t bytes);
+void		output_free(void *p);
+
 template <class T>
 T *
 HugePageAllocator<T>::allocate(size_t n)

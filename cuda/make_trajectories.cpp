@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <new>
 
 namespace geoacc
 {
@@ -30,6 +31,19 @@ struct PartsStorage
 	HostVector<double> x;
 	HostVector<double> y;
 	HostVector<double> m;
+};
+
+/* PartsStorage lives in output_allocate()'s memory, handed to the caller */
+struct PartsStorageDelete
+{
+	void
+	operator() (PartsStorage *s) const
+	{
+		if (s == nullptr)
+			return;
+		s->~PartsStorage();
+		output_free(s);
+	}
 };
 
 /* A fix in the CPU twin's sort: its keys and its position, moved with it so that it is read in order. */
@@ -267,7 +281,9 @@ geoacc_make_trajectories(GeoaccDevice device, const GeoaccFixes *fixes, const Ge
 	memset(parts, 0, sizeof(*parts));
 	return guarded([&] {
 		GeoaccMakeTrajectoriesTiming spent = {};
-		std::unique_ptr<PartsStorage> storage(new PartsStorage);
+		/* the storage too is the caller's: in its memory, as the arrays */
+		std::unique_ptr<PartsStorage, PartsStorageDelete> storage(new (output_allocate(sizeof(PartsStorage)))
+																  PartsStorage);
 		PreparedFixes prepared;
 		GeoaccTrajectoryParts result = {};
 
@@ -306,7 +322,7 @@ geoacc_trajectory_parts_free(GeoaccTrajectoryParts *parts)
 {
 	if (parts == nullptr)
 		return;
-	delete static_cast<PartsStorage *>(parts->storage);
+	PartsStorageDelete()(static_cast<PartsStorage *>(parts->storage));
 	memset(parts, 0, sizeof(*parts));
 }
 

@@ -8,6 +8,7 @@
  * into an indexed mesh.
  */
 #include "mesh_clip.h"
+#include "host_memory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,10 +78,8 @@ malloc_copy(const std::vector<T> &v)
 	if (v.empty())
 		return nullptr;
 
-	T		   *p = static_cast<T *>(malloc(v.size() * sizeof(T)));
+	T		   *p = static_cast<T *>(output_allocate(v.size() * sizeof(T)));
 
-	if (p == nullptr)
-		throw std::bad_alloc();
 	memcpy(p, v.data(), v.size() * sizeof(T));
 	return p;
 }
@@ -224,9 +223,9 @@ geoacc_mesh_result_free(GeoaccMeshResult *result)
 {
 	if (result == nullptr)
 		return;
-	free(result->positions);
-	free(result->triangles);
-	free(result->attributes);
+	output_free(result->positions);
+	output_free(result->triangles);
+	output_free(result->attributes);
 	memset(result, 0, sizeof(*result));
 }
 
@@ -493,9 +492,7 @@ geoacc_mesh_weld(const double *corners, uint32_t ntriangles, size_t stride, Geoa
 		positions.reserve((ntriangles / 2 + 1) * 3);
 		if (ncorners > 0)
 		{
-			result->triangles = static_cast<uint32_t *>(malloc(ncorners * sizeof(uint32_t)));
-			if (result->triangles == nullptr)
-				throw std::bad_alloc();
+			result->triangles = static_cast<uint32_t *>(output_allocate(ncorners * sizeof(uint32_t)));
 		}
 		result->ntriangles = ntriangles;
 		for (size_t c = 0; c < ncorners; c++)

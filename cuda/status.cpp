@@ -24,6 +24,12 @@ geoacc_status_message(void)
 }
 
 extern "C" void
+geoacc_set_status_message(const char *message)
+{
+	snprintf(last_message, sizeof(last_message), "%s", message ? message : "");
+}
+
+extern "C" void
 geoacc_set_interrupt_callback(GeoaccInterruptCallback callback)
 {
 	interrupt_callback = callback;

@@ -172,6 +172,24 @@ GeoaccBudgetActive(void)
 	return budget != NULL;
 }
 
+bool
+GeoaccCallsGpu(int *device, uint64 *device_memory)
+{
+	uint64		available;
+
+	if (GeoaccServiceActive())
+		return GeoaccServiceGpu(device, device_memory, &available);
+	*device = geoacc_gpu_current_device();
+	*device_memory = geoacc_gpu_device_memory();
+	return *device >= 0;
+}
+
+uint64
+GeoaccCallReservation(void)
+{
+	return held_by_call.bytes;
+}
+
 /* Record a GPU's total memory, the first time a backend uses it; its budget, now. */
 static uint64
 BudgetOf(int device, uint64 device_memory)
@@ -190,12 +208,15 @@ BudgetOf(int device, uint64 device_memory)
 uint64
 GeoaccCallMemoryCap(void)
 {
-	int			device = geoacc_gpu_current_device();
+	int			device;
+	uint64		device_memory;
 	uint64		total;
 
-	if (budget == NULL || device < 0)
-		return geoacc_gpu_memory_limit();
-	total = BudgetOf(device, geoacc_gpu_device_memory());
+	if (!GeoaccCallsGpu(&device, &device_memory))
+		return 0;
+	if (budget == NULL)
+		return GeoaccServiceActive() ? 0 : geoacc_gpu_memory_limit();
+	total = BudgetOf(device, device_memory);
 	if (geoacc_gpu_memory_limit_mb > 0)
 		return Min(total, (uint64) geoacc_gpu_memory_limit_mb * 1024 * 1024);
 	return total;
@@ -315,12 +336,16 @@ Reserve(GeoaccCall *call, Holding *h, int device, uint64 device_memory, uint64 c
 void
 GeoaccCallReserve(GeoaccCall *call, GeoaccDeviceNeed need)
 {
-	if (call->device != GEOACC_DEVICE_GPU || budget == NULL || need.bytes == 0)
+	int			device;
+	uint64		device_memory;
+
+	/* no budget for a GPU not known yet (the service's, while it starts; none in its cpu mode) */
+	if (call->device != GEOACC_DEVICE_GPU || budget == NULL || need.bytes == 0 ||
+		!GeoaccCallsGpu(&device, &device_memory))
 		return;
 	if (held_by_call.bytes > 0)
 		elog(ERROR, "geoacc: %s reserves GPU memory while a reservation is held", call->function);
-	if (Reserve(call, &held_by_call, geoacc_gpu_current_device(), geoacc_gpu_device_memory(), GeoaccCallMemoryCap(),
-				need))
+	if (Reserve(call, &held_by_call, device, device_memory, GeoaccCallMemoryCap(), need))
 		geoacc_gpu_set_reservation(held_by_call.bytes);
 	else
 	{
@@ -339,11 +364,12 @@ GeoaccCallRelease(GeoaccCall *call)
 bool
 GeoaccBudgetOfMyGpu(uint64 *total, uint64 *reserved)
 {
-	int			device = geoacc_gpu_current_device();
+	int			device;
+	uint64		device_memory;
 
-	if (budget == NULL || device < 0)
+	if (budget == NULL || !GeoaccCallsGpu(&device, &device_memory))
 		return false;
-	*total = BudgetOf(device, geoacc_gpu_device_memory());
+	*total = BudgetOf(device, device_memory);
 	SpinLockAcquire(&budget->mutex);
 	*reserved = budget->gpus[device].reserved;
 	SpinLockRelease(&budget->mutex);

@@ -10,6 +10,9 @@
  * the device memory it needs), not by where it runs, so that the place that
  * runs it can change behind GeoaccCallStep.
  *
+ * With the GPU service (service.c), GPU work runs there: the service runs
+ * the same work, so the results are the same.
+ *
  * Also the stage timer with which calls report at DEBUG1 where their time
  * went.
  */
@@ -53,13 +56,25 @@ MoveToCpu(GeoaccCall *call, GeoaccStatus status)
 	return true;
 }
 
+/* Run the work on the call's device: GPU work on the service when there is one. */
+static GeoaccStatus
+RunOn(GeoaccCall *call, const GeoaccWork *work)
+{
+	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive())
+		return GeoaccServiceRun(call->function, call->device, work, GeoaccCallReservation());
+	return work->run(call->device, work->arg);
+}
+
 void
 GeoaccCallStep(GeoaccCall *call, const GeoaccWork *work)
 {
 	GeoaccStatus status;
 
+	/* a work the service cannot run needs a GPU of this backend's own */
+	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive() && work->arg_size == 0)
+		call->device = GeoaccChooseLocalDevice(call->items);
 	GeoaccCallReserve(call, work->need);
-	status = work->run(call->device, work->arg);
+	status = RunOn(call, work);
 	/*
 	 * The CPU twin computes the same bits, so the step runs again there;
 	 * work that adds to its output only after a failure to allocate, which
@@ -67,7 +82,7 @@ GeoaccCallStep(GeoaccCall *call, const GeoaccWork *work)
 	 */
 	if (status != GEOACC_OK && (!work->adds_to_output || status == GEOACC_ERR_DEVICE_MEMORY)
 		&& MoveToCpu(call, status))
-		status = work->run(call->device, work->arg);
+		status = RunOn(call, work);
 	GeoaccCallRelease(call);
 	GeoaccCheck(status);
 }

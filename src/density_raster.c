@@ -452,10 +452,14 @@ WarnIfEmpty(const DensityState *state)
 			 errhint("Check that the extent is in the rows' coordinates, and the weights.")));
 }
 
-/* The convolution of the cells into the pixels, as a step of a call. */
+/* The convolution of the cells into the pixels, as a step of a call (a work the GPU service can run). */
 typedef struct ConvolveRun
 {
-	const DensityArgs *args;
+	uint32		width;
+	uint32		height;
+	GeoaccDensityKernel kernel;
+	int32		kernel_size;
+	bool		sums;
 	void	   *cells;
 	double	   *pixels;
 } ConvolveRun;
@@ -464,34 +468,31 @@ static GeoaccStatus
 ConvolveOn(GeoaccDevice device, void *arg)
 {
 	ConvolveRun *r = arg;
-	const DensityArgs *args = r->args;
 
-	return DensityHasSums(args)
-		? geoacc_density_convolve_sums(device, args->grid.width, args->grid.height, r->cells, args->kernel,
-									   args->kernel_size, r->pixels)
-		: geoacc_density_convolve(device, args->grid.width, args->grid.height, r->cells, args->kernel,
-								  args->kernel_size, r->pixels);
+	return r->sums
+		? geoacc_density_convolve_sums(device, r->width, r->height, r->cells, r->kernel, r->kernel_size, r->pixels)
+		: geoacc_density_convolve(device, r->width, r->height, r->cells, r->kernel, r->kernel_size, r->pixels);
 }
 
-/* The raster's pixels: the buffered points projected, the cells convolved (palloc'd, height * width). */
+/* The raster's pixels: the buffered points projected, the cells convolved (work memory, height * width). */
 static double *
 Pixels(DensityState *state)
 {
 	const DensityArgs *args = &state->h.args;
-	double	   *pixels = palloc(sizeof(double) * args->grid.width * args->grid.height);
-	ConvolveRun run = {args, NULL, pixels};
+	ConvolveRun run = {args->grid.width, args->grid.height, args->kernel, args->kernel_size, DensityHasSums(args),
+	NULL, GeoaccWorkAlloc(sizeof(double) * args->grid.width * args->grid.height)};
 	GeoaccWork	work = {ConvolveOn, &run,
 						geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
 													 DensityHasSums(args)),
-						false};
+						false, sizeof(run)};
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	DensityStateFlush(state);
 	WarnIfEmpty(state);
 	run.cells = DensityStateCells(state);
 	GeoaccCallRun("gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height, &work);
-	pfree(run.cells);
-	return pixels;
+	GeoaccWorkFree(run.cells);
+	return run.pixels;
 }
 
 /*

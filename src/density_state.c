@@ -175,12 +175,39 @@ TileAllocate(void *context, size_t bytes)
 	return MemoryContextAllocExtended((MemoryContext) context, bytes, MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
 }
 
+/*
+ * With the GPU service, tiles are service memory, which the service makes
+ * during a projection as well as this backend: freed with the state's
+ * context.
+ */
+static void *
+SharedTileAllocate(void *context, size_t bytes)
+{
+	return GeoaccSharedAllocZero(bytes);
+}
+
+static void
+SharedTilesFree(void *arg)
+{
+	DensityState *state = arg;
+
+	for (size_t k = 0; k < TileCount(state); k++)
+		if (state->cells.tiles[k] != NULL)
+			GeoaccSharedFree(state->cells.tiles[k]);
+}
+
 /* Tile k of the state, made when missing. */
 static void *
 StateTile(DensityState *state, size_t k)
 {
 	if (state->cells.tiles[k] == NULL)
-		state->cells.tiles[k] = MemoryContextAllocZero(state->eoh.eoh_context, TILE_CELLS * CellSize(&state->h.args));
+	{
+		state->cells.tiles[k] = state->cells.allocate(state->cells.context, TILE_CELLS * CellSize(&state->h.args));
+		if (state->cells.tiles[k] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory for a density raster tile")));
+	}
 	return state->cells.tiles[k];
 }
 
@@ -213,9 +240,25 @@ DensityStateCreate(MemoryContext parent, const DensityHeader *h)
 	state->chunk_max = ChunkMaxPoints();
 	state->cells.tile_columns = (GridColumns(&h->args) + TILE - 1) / TILE;
 	state->cells.tile_rows = (GridRows(&h->args) + TILE - 1) / TILE;
-	state->cells.tiles = MemoryContextAllocZero(context, sizeof(void *) * TileCount(state));
-	state->cells.allocate = TileAllocate;
 	state->cells.context = context;
+	/* the core writes the tile pointers and the tiles: work memory */
+	{
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		state->cells.tiles = GeoaccWorkAllocZero(sizeof(void *) * TileCount(state));
+		MemoryContextSwitchTo(old);
+	}
+	if (GeoaccServiceActive())
+	{
+		MemoryContextCallback *cb = MemoryContextAlloc(context, sizeof(MemoryContextCallback));
+
+		state->cells.allocate = SharedTileAllocate;
+		cb->func = SharedTilesFree;
+		cb->arg = state;
+		MemoryContextRegisterResetCallback(context, cb);
+	}
+	else
+		state->cells.allocate = TileAllocate;
 	return state;
 }
 
@@ -250,33 +293,40 @@ CellOverflow(const DensityState *state)
 			 errhint("Aggregate fewer rows into one raster, or use smaller cells.")));
 }
 
-/* The projection of the buffered points into the cells, as a step of a call. */
+/*
+ * The projection of the buffered points into the cells, as a step of a
+ * call (a work the GPU service can run: the points, the tile pointers and
+ * the tiles are work memory).
+ */
 typedef struct ProjectRun
 {
-	DensityState *state;
+	GeoaccDensityGrid grid;
 	GeoaccDensityPoints points;
+	GeoaccDensityTiles cells;
+	bool		sums;
 } ProjectRun;
 
 static GeoaccStatus
 ProjectOn(GeoaccDevice device, void *arg)
 {
 	ProjectRun *r = arg;
-	DensityState *state = r->state;
 
-	return DensityHasSums(&state->h.args)
-		? geoacc_density_project_values(device, &state->h.args.grid, &r->points, &state->cells)
-		: geoacc_density_project(device, &state->h.args.grid, &r->points, &state->cells);
+	return r->sums
+		? geoacc_density_project_values(device, &r->grid, &r->points, &r->cells)
+		: geoacc_density_project(device, &r->grid, &r->points, &r->cells);
 }
 
 /* Project the buffered points into the cells on the chosen device. */
 void
 DensityStateFlush(DensityState *state)
 {
-	ProjectRun	run = {state, {state->xy, state->flags, state->values, state->npoints,
-							   state->h.args.mode, state->h.args.interpolate}};
+	ProjectRun	run = {state->h.args.grid, {state->xy, state->flags, state->values, state->npoints,
+											state->h.args.mode, state->h.args.interpolate},
+	state->cells, DensityHasSums(&state->h.args)};
 	GeoaccWork	work = {ProjectOn, &run,
 						geoacc_density_project_need(&state->h.args.grid, state->npoints, DensityHasSums(&state->h.args)),
-						true};			/* the cells are added to */
+						true,			/* the cells are added to */
+						sizeof(run)};
 
 	if (state->npoints == 0)
 		return;
@@ -315,20 +365,24 @@ DensityStateAppend(DensityState *state, double x, double y, uint8 flags, double 
 	{
 		uint32		capacity = Min(state->chunk_max, Max(CHUNK_FIRST, state->capacity * 2));
 
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		/* work memory: the core reads the points (in the GPU service, when there is one) */
 		if (state->xy == NULL)
 		{
-			state->xy = MemoryContextAlloc(context, sizeof(double) * 2 * (size_t) capacity);
-			state->flags = MemoryContextAlloc(context, capacity);
+			state->xy = GeoaccWorkAlloc(sizeof(double) * 2 * (size_t) capacity);
+			state->flags = GeoaccWorkAlloc(capacity);
 			if (sums)
-				state->values = MemoryContextAlloc(context, sizeof(double) * (size_t) capacity);
+				state->values = GeoaccWorkAlloc(sizeof(double) * (size_t) capacity);
 		}
 		else
 		{
-			state->xy = repalloc(state->xy, sizeof(double) * 2 * (size_t) capacity);
-			state->flags = repalloc(state->flags, capacity);
+			state->xy = GeoaccWorkRealloc(state->xy, sizeof(double) * 2 * (size_t) capacity);
+			state->flags = GeoaccWorkRealloc(state->flags, capacity);
 			if (sums)
-				state->values = repalloc(state->values, sizeof(double) * (size_t) capacity);
+				state->values = GeoaccWorkRealloc(state->values, sizeof(double) * (size_t) capacity);
 		}
+		MemoryContextSwitchTo(old);
 		state->capacity = capacity;
 	}
 	else if (state->npoints == state->capacity || state->h.cell_bound + state->chunk_bound + bound > limit)
@@ -818,7 +872,7 @@ DensityStateCells(const DensityState *state)
 	size_t		size = CellSize(args);
 	uint32		columns = GridColumns(args);
 	uint32		rows = GridRows(args);
-	char	   *cells = palloc_extended(GridCells(args) * size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	char	   *cells = GeoaccWorkAllocZero(GridCells(args) * size);
 
 	for (uint32 tr = 0; tr < state->cells.tile_rows; tr++)
 		for (uint32 tc = 0; tc < state->cells.tile_columns; tc++)

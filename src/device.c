@@ -62,6 +62,29 @@ GpuInit(void)
 GeoaccDevice
 GeoaccChooseDevice(int64 work)
 {
+	if (!GeoaccServiceActive())
+		return GeoaccChooseLocalDevice(work);
+	/* the service's GPU: this backend opens no CUDA context */
+	switch (geoacc_device_setting)
+	{
+		case GEOACC_SETTING_CPU:
+			return GEOACC_DEVICE_CPU;
+		case GEOACC_SETTING_GPU:
+			if (!GeoaccServiceGpuUsable())
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("the geoacc service has no usable GPU"),
+						 errdetail_internal("%s", GeoaccServiceGpuMessage()),
+						 errhint("Set geoacc.device to \"auto\" or \"cpu\" to use the CPU implementation.")));
+			return GEOACC_DEVICE_GPU;
+		default:
+			return work >= geoacc_gpu_threshold && GeoaccServiceGpuUsable() ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
+	}
+}
+
+GeoaccDevice
+GeoaccChooseLocalDevice(int64 work)
+{
 	switch (geoacc_device_setting)
 	{
 		case GEOACC_SETTING_CPU:
@@ -158,7 +181,19 @@ GeoaccCheck(GeoaccStatus status)
 uint64
 GeoaccDeviceMemoryAvailable(void)
 {
-	return GeoaccBudgetActive() ? GeoaccCallMemoryCap() : geoacc_gpu_memory_available();
+	int			device;
+	uint64		device_memory,
+				available;
+
+	if (GeoaccBudgetActive())
+		return GeoaccCallMemoryCap();
+	if (!GeoaccServiceActive())
+		return geoacc_gpu_memory_available();
+	/* the service's GPU as it first saw it, capped by this session's geoacc.gpu_memory_limit */
+	if (!GeoaccServiceGpu(&device, &device_memory, &available))
+		return 0;
+	return geoacc_gpu_memory_limit_mb > 0 ? Min(available, (uint64) geoacc_gpu_memory_limit_mb * 1024 * 1024)
+		: available;
 }
 
 static void
@@ -230,10 +265,17 @@ geoacc_status(PG_FUNCTION_ARGS)
 	Datum		values[10];
 	bool		nulls[10] = {false};
 	int			runtime = geoacc_cuda_runtime_version();
-	GeoaccStatus status = GpuInit();
+	bool		service = GeoaccServiceActive();
+	/* with the service, its GPU: this backend opens no CUDA context */
+	GeoaccStatus status = service ? GEOACC_OK : GpuInit();
+	bool		usable = service ? GeoaccServiceGpuUsable() : status == GEOACC_OK;
+	const char *reason = service ? GeoaccServiceGpuMessage() : geoacc_status_message();
+	int			device = -1;
+	uint64		device_memory = 0;
+	bool		has_device = usable && GeoaccCallsGpu(&device, &device_memory);
 	uint64		budget = 0,
 				reserved = 0;
-	bool		has_budget = status == GEOACC_OK && GeoaccBudgetOfMyGpu(&budget, &reserved);
+	bool		has_budget = usable && GeoaccBudgetOfMyGpu(&budget, &reserved);
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -241,13 +283,13 @@ geoacc_status(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(geoacc_cuda_built() ? psprintf("CUDA %d.%d", runtime / 1000, runtime % 1000 / 10)
 									: "CPU only");
 	values[2] = CStringGetTextDatum(GetConfigOption("geoacc.device", false, false));
-	values[3] = BoolGetDatum(status == GEOACC_OK);
-	values[4] = CStringGetTextDatum(geoacc_status_message());
-	nulls[4] = status == GEOACC_OK;
+	values[3] = BoolGetDatum(usable);
+	values[4] = CStringGetTextDatum(reason ? reason : "");
+	nulls[4] = usable;
 	values[5] = Int64GetDatum((int64) GeoaccCallMemoryCap());
-	nulls[5] = status != GEOACC_OK;
-	values[6] = Int32GetDatum(geoacc_gpu_current_device());
-	nulls[6] = status != GEOACC_OK;
+	nulls[5] = !has_device;
+	values[6] = Int32GetDatum(device);
+	nulls[6] = !has_device;
 	values[7] = Int32GetDatum(MyProcPid);
 	values[8] = Int64GetDatum((int64) budget);
 	nulls[8] = !has_budget;

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
@@ -24,6 +25,13 @@ const GeoaccDeviceList *geoacc_gpu_device_list = NULL;
 
 /* geoacc.gpu_devices: at most this many ordinals */
 #define MAX_LISTED_DEVICES 64
+
+static const struct config_enum_entry service_options[] = {
+	{"off", GEOACC_SERVICE_OFF, false},
+	{"gpu", GEOACC_SERVICE_GPU, false},
+	{"cpu", GEOACC_SERVICE_CPU, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GEOACC_SETTING_AUTO, false},
@@ -122,6 +130,31 @@ assign_gpu_devices(const char *newval, void *extra)
 	geoacc_gpu_device_list = extra;
 }
 
+static void
+DefineServiceSettings(void)
+{
+	DefineCustomEnumVariable("geoacc.service",
+							 "Whether one service process runs the GPU work of all sessions.",
+							 "off: each session that uses the GPU opens a CUDA context of its own; gpu: the "
+							 "geoacc service holds the only one and runs every session's GPU work; cpu: the "
+							 "service runs the CPU implementations instead (tests without a GPU). Needs geoacc "
+							 "in shared_preload_libraries.",
+							 &geoacc_service_mode,
+							 GEOACC_SERVICE_OFF,
+							 service_options,
+							 PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("geoacc.service_memory",
+							"Host memory shared with the geoacc service, for the inputs and outputs of calls.",
+							"-1 means half the machine's memory. It is reserved at server start and used only "
+							"as calls need it.",
+							&geoacc_service_memory_mb,
+							-1, -1, INT_MAX,
+							PGC_POSTMASTER, GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
 void		_PG_init(void);
 
 void
@@ -181,11 +214,16 @@ _PG_init(void)
 							   PGC_USERSET, GUC_LIST_INPUT,
 							   check_gpu_devices, assign_gpu_devices, NULL);
 
+	/* settings of the server's start: defined only where they take effect, with geoacc preloaded */
+	if (process_shared_preload_libraries_in_progress)
+		DefineServiceSettings();
+
 	MarkGUCPrefixReserved("geoacc");
 
 	GeoaccBudgetInit();
 	GeoaccDeviceInit();
 	GeoaccStatsInit();
+	GeoaccServiceInit();
 }
 
 /*

@@ -58,6 +58,9 @@ void		GeoaccDeviceInit(void);
  */
 GeoaccDevice GeoaccChooseDevice(int64 work);
 
+/* The same for this backend's own GPU, whether or not there is a service (work it cannot hand over). */
+GeoaccDevice GeoaccChooseLocalDevice(int64 work);
+
 /* Raise the ERROR a failed core status stands for; return on GEOACC_OK. */
 void		GeoaccCheck(GeoaccStatus status);
 
@@ -116,6 +119,13 @@ typedef struct GeoaccWork
 	void	   *arg;
 	GeoaccDeviceNeed need;		/* the device memory it asks the budget for */
 	bool		adds_to_output;
+	/*
+	 * The size of *arg, for a work the GPU service may run: run() calls the
+	 * core only, and *arg holds its small inputs and outputs by value and
+	 * points only into work memory (GeoaccWorkAlloc).  0: the work runs in
+	 * the backend (its run() calls back into PostgreSQL).
+	 */
+	Size		arg_size;
 } GeoaccWork;
 
 /*
@@ -184,6 +194,61 @@ void		GeoaccStatsInit(void);
 /* What this backend holds of the memory budget now, for geoacc_backends(). */
 void		GeoaccPublishReserved(uint64 bytes);
 
+/* ---------------------------------------------- the GPU service (service.c) */
+
+typedef enum GeoaccServiceMode
+{
+	GEOACC_SERVICE_OFF,
+	GEOACC_SERVICE_GPU,
+	GEOACC_SERVICE_CPU			/* the service runs the CPU implementations: tests without a GPU */
+} GeoaccServiceMode;
+
+extern int	geoacc_service_mode;
+extern int	geoacc_service_memory_mb;	/* -1: half the machine's memory */
+
+/* From _PG_init in the postmaster: the service memory and the supervisor, when geoacc.service is on. */
+void		GeoaccServiceInit(void);
+
+/* Whether this process hands GPU work to the service (preloaded, geoacc.service on). */
+bool		GeoaccServiceActive(void);
+
+/* With the service: whether it can run GPU work (its GPU is not known to be unusable). */
+bool		GeoaccServiceGpuUsable(void);
+
+/* Why the service's GPU is unusable; NULL when it is not known to be. */
+const char *GeoaccServiceGpuMessage(void);
+
+/* The service's GPU (ordinal, total memory, what geoacc may use of it); false while unknown. */
+bool		GeoaccServiceGpu(int *device, uint64 *device_memory, uint64 *available);
+
+/*
+ * Run a work on the service and wait for it: its status, with the core's
+ * message set.  `reservation` is what the call holds of the memory budget.
+ */
+GeoaccStatus GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *work,
+							  uint64 reservation);
+
+/*
+ * Work memory: the inputs and outputs of a work, owned by
+ * CurrentMemoryContext as palloc'd memory is.  With the service they are in
+ * the service memory, which the service reads; else ordinary (huge)
+ * allocations.  Free with GeoaccWorkFree, resize with GeoaccWorkRealloc.
+ */
+void	   *GeoaccWorkAlloc(Size size);
+void	   *GeoaccWorkAllocZero(Size size);
+void	   *GeoaccWorkRealloc(void *p, Size size);
+void		GeoaccWorkFree(void *p);
+bool		GeoaccInServiceMemory(const void *p);
+
+/*
+ * Zeroed service memory owned by no memory context, for what the core
+ * allocates through a callback during a work, in the service or in the
+ * backend (density tiles); NULL when full.  The caller frees it with
+ * GeoaccSharedFree (or it goes at the backend's exit).
+ */
+void	   *GeoaccSharedAllocZero(size_t bytes);
+void		GeoaccSharedFree(void *p);
+
 /* ------------------------------------------- the memory budget (budget.c) */
 
 /* From _PG_init: geoacc.gpu_memory_total and geoacc.gpu_memory_wait, shared memory when preloaded. */
@@ -210,6 +275,15 @@ void		GeoaccCallRelease(GeoaccCall *call);
 
 /* The device memory one call may use on this session's GPU (0 before it has one). */
 uint64		GeoaccCallMemoryCap(void);
+
+/*
+ * The GPU this session's calls use: the service's with the service, else
+ * this backend's; false before it is known.
+ */
+bool		GeoaccCallsGpu(int *device, uint64 *device_memory);
+
+/* What the call in progress holds of the budget (0: nothing). */
+uint64		GeoaccCallReservation(void);
 
 /* The budget of this session's GPU and what all backends hold of it; false without a budget or a GPU. */
 bool		GeoaccBudgetOfMyGpu(uint64 *total, uint64 *reserved);

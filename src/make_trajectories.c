@@ -228,17 +228,18 @@ Reserve(FixReceiver *r)
 	old = MemoryContextSwitchTo(r->cxt);
 	if (r->ids == NULL)
 	{
-		r->ids = palloc_extended(capacity * sizeof(int64), MCXT_ALLOC_HUGE);
-		r->t = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
-		r->x = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
-		r->y = palloc_extended(capacity * sizeof(double), MCXT_ALLOC_HUGE);
+		/* work memory: the core reads them (in the GPU service, when there is one) */
+		r->ids = GeoaccWorkAlloc(capacity * sizeof(int64));
+		r->t = GeoaccWorkAlloc(capacity * sizeof(double));
+		r->x = GeoaccWorkAlloc(capacity * sizeof(double));
+		r->y = GeoaccWorkAlloc(capacity * sizeof(double));
 	}
 	else
 	{
-		r->ids = repalloc_huge(r->ids, capacity * sizeof(int64));
-		r->t = repalloc_huge(r->t, capacity * sizeof(double));
-		r->x = repalloc_huge(r->x, capacity * sizeof(double));
-		r->y = repalloc_huge(r->y, capacity * sizeof(double));
+		r->ids = GeoaccWorkRealloc(r->ids, capacity * sizeof(int64));
+		r->t = GeoaccWorkRealloc(r->t, capacity * sizeof(double));
+		r->x = GeoaccWorkRealloc(r->x, capacity * sizeof(double));
+		r->y = GeoaccWorkRealloc(r->y, capacity * sizeof(double));
 	}
 	MemoryContextSwitchTo(old);
 	GeoaccAdviseHugePages(r->ids, capacity * sizeof(int64));
@@ -421,10 +422,10 @@ PutParts(ReturnSetInfo *rsinfo, const GeoaccTrajectoryParts *parts, int32 srid, 
 /* The core's trajectories of the fixes, as a step of a call. */
 typedef struct MakeRun
 {
-	const GeoaccFixes *fixes;
-	const GeoaccTrajectoryRules *rules;
-	GeoaccTrajectoryParts *parts;
-	GeoaccMakeTrajectoriesTiming *spent;
+	GeoaccFixes fixes;
+	GeoaccTrajectoryRules rules;
+	GeoaccTrajectoryParts parts;	/* the core's, in shared memory when the GPU service made them */
+	GeoaccMakeTrajectoriesTiming spent;
 } MakeRun;
 
 static GeoaccStatus
@@ -433,7 +434,7 @@ MakeOn(GeoaccDevice device, void *arg)
 	MakeRun    *r = arg;
 
 	/* a failed run leaves no parts behind */
-	return geoacc_make_trajectories(device, r->fixes, r->rules, r->parts, r->spent);
+	return geoacc_make_trajectories(device, &r->fixes, &r->rules, &r->parts, &r->spent);
 }
 
 /*
@@ -449,10 +450,9 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 	GeoaccTrajectoryRules rules;
 	bool		preserve_collapsed;
 	FixReceiver fixes;
-	GeoaccFixes core_fixes;
 	GeoaccMakeTrajectoriesTiming spent;
-	MakeRun		run = {&core_fixes, &rules, NULL, &spent};
-	GeoaccWork	work = {MakeOn, &run, {0, 0}, false};
+	MakeRun		run = {{0}};
+	GeoaccWork	work = {MakeOn, &run, {0, 0}, false, sizeof(run)};
 	GeoaccDevice device;
 	PartsHolder *holder;
 	GeoaccStages stages;
@@ -475,24 +475,27 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 				 errhint("Transform the fixes to a projected SRID in fixes_sql, for example ST_Transform(geom, 32618) "
 						 "for UTM zone 18N.")));
 
-	core_fixes.count = fixes.count;
-	core_fixes.object_ids = fixes.ids;
-	core_fixes.t = fixes.t;
-	core_fixes.x = fixes.x;
-	core_fixes.y = fixes.y;
+	run.fixes.count = fixes.count;
+	run.fixes.object_ids = fixes.ids;
+	run.fixes.t = fixes.t;
+	run.fixes.x = fixes.x;
+	run.fixes.y = fixes.y;
+	run.rules = rules;
 	holder = palloc0(sizeof(PartsHolder));
 	holder->callback.func = PartsHolderRelease;
 	holder->callback.arg = holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
-	run.parts = &holder->parts;
 	work.need.bytes = work.need.least = geoacc_make_trajectories_device_bytes(fixes.count);
 	GeoaccStagesSkip(&stages);
 	device = GeoaccCallRun("gpu_make_trajectories", fixes.count, &work);
+	/* nothing can fail between the core's return and the parts having their owner */
+	holder->parts = run.parts;
+	spent = run.spent;
 	GeoaccStagesLap(&stages, "making the parts");
-	pfree(fixes.ids);
-	pfree(fixes.t);
-	pfree(fixes.x);
-	pfree(fixes.y);
+	GeoaccWorkFree(fixes.ids);
+	GeoaccWorkFree(fixes.t);
+	GeoaccWorkFree(fixes.x);
+	GeoaccWorkFree(fixes.y);
 
 	GeoaccStagesSkip(&stages);
 	PutParts(rsinfo, &holder->parts, fixes.srid, rules.simplify, preserve_collapsed);

@@ -157,14 +157,14 @@ MeshFromGeometry(const struct varlena *geom, int32 *srid)
 	return mesh;
 }
 
-/* The clip of the mesh by the boxes, as a step of a call. */
+/* The clip of the mesh by the boxes, as a step of a call (a work the GPU service can run). */
 typedef struct ClipRun
 {
-	const GeoaccMesh *mesh;
+	GeoaccMesh	mesh;
 	const GeoaccBox *boxes;
 	uint32		nboxes;
 	GeoaccMeshResult *results;
-	GeoaccMeshClipTiming *timing;
+	GeoaccMeshClipTiming timing;
 } ClipRun;
 
 static GeoaccStatus
@@ -173,7 +173,20 @@ ClipOn(GeoaccDevice device, void *arg)
 	ClipRun    *r = arg;
 
 	/* a failed clip leaves no result behind: the CPU can start afresh */
-	return geoacc_mesh_clip(device, r->mesh, r->boxes, r->nboxes, r->results, r->timing);
+	return geoacc_mesh_clip(device, &r->mesh, r->boxes, r->nboxes, r->results, &r->timing);
+}
+
+/* An array of the mesh in work memory: as it is when it is there (the core made it there), else a copy. */
+static const void *
+InWorkMemory(const void *array, Size bytes)
+{
+	void	   *copy;
+
+	if (array == NULL || !GeoaccServiceActive() || GeoaccInServiceMemory(array))
+		return array;
+	copy = GeoaccWorkAlloc(bytes);
+	memcpy(copy, array, bytes);
+	return copy;
 }
 
 /*
@@ -183,16 +196,21 @@ ClipOn(GeoaccDevice device, void *arg)
 static GeoaccMeshResult **
 ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProfile *prof)
 {
-	ClipRun		run = {mesh, boxes, nboxes, palloc0(sizeof(GeoaccMeshResult) * Max(nboxes, 1)), &prof->core};
-	GeoaccWork	work = {ClipOn, &run, geoacc_mesh_clip_need(mesh), false};
+	ClipRun		run = {*mesh, InWorkMemory(boxes, sizeof(GeoaccBox) * nboxes), nboxes,
+	GeoaccWorkAllocZero(sizeof(GeoaccMeshResult) * Max(nboxes, 1)), {0}};
+	GeoaccWork	work = {ClipOn, &run, geoacc_mesh_clip_need(mesh), false, sizeof(run)};
 	GeoaccMeshResult *raw = run.results;
 	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
 
+	run.mesh.positions = InWorkMemory(mesh->positions, sizeof(double) * 3 * mesh->nvertices);
+	run.mesh.triangles = InWorkMemory(mesh->triangles, sizeof(uint32) * 3 * mesh->ntriangles);
+	run.mesh.attributes = InWorkMemory(mesh->attributes, sizeof(float) * mesh->nattributes * mesh->nvertices);
 	/* the owners exist before the core allocates: nothing can fail in between */
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();
 	/* the work is the mesh's triangles, not x boxes: with few triangles the GPU loses at any number of boxes */
 	prof->device = GeoaccCallRun("gpu_mesh_clip", (int64) mesh->ntriangles, &work);
+	prof->core = run.timing;
 	prof->ntriangles = mesh->ntriangles;
 	prof->nboxes = nboxes;
 	for (uint32 b = 0; b < nboxes; b++)
@@ -200,7 +218,7 @@ ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProf
 		*owned[b] = raw[b];
 		prof->triangles_out += raw[b].ntriangles;
 	}
-	pfree(raw);
+	GeoaccWorkFree(raw);
 	return owned;
 }
 

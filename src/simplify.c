@@ -395,6 +395,17 @@ Grow(SimplifyPartition *part, void *array, Size bytes)
 	return array == NULL ? MemoryContextAllocHuge(part->partcxt, bytes) : repalloc_huge(array, bytes);
 }
 
+/* An array the core reads or writes: work memory of the partition (the GPU service reads it). */
+static void *
+WorkArray(SimplifyPartition *part, void *array, Size bytes)
+{
+	MemoryContext old = MemoryContextSwitchTo(part->partcxt);
+	void	   *p = array == NULL ? GeoaccWorkAlloc(bytes) : GeoaccWorkRealloc(array, bytes);
+
+	MemoryContextSwitchTo(old);
+	return p;
+}
+
 /* Make room for one more row and `lines` more lines in the chunk. */
 static void
 ChunkReserveRow(SimplifyPartition *part, uint32 lines)
@@ -409,7 +420,7 @@ ChunkReserveRow(SimplifyPartition *part, uint32 lines)
 	if ((uint64) part->nlines + lines + 1 > part->max_lines)
 	{
 		part->max_lines = Max(2 * part->max_lines, Max(1024, part->nlines + lines + 1));
-		part->arrays.offsets = Grow(part, part->arrays.offsets, part->max_lines * sizeof(uint32));
+		part->arrays.offsets = WorkArray(part, part->arrays.offsets, part->max_lines * sizeof(uint32));
 	}
 }
 
@@ -417,7 +428,7 @@ static void
 FreeIfSet(void *p)
 {
 	if (p)
-		pfree(p);
+		GeoaccWorkFree(p);
 }
 
 /*
@@ -438,13 +449,13 @@ ChunkAllocate(SimplifyPartition *part, uint32 points, bool with_z)
 	FreeIfSet(a->gx);
 	FreeIfSet(a->gy);
 	FreeIfSet(part->keep);
-	a->x = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	a->y = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	a->m = MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double));
-	a->z = with_z ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
-	a->gx = part->geodetic ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
-	a->gy = part->geodetic ? MemoryContextAllocHuge(part->partcxt, (Size) points * sizeof(double)) : NULL;
-	part->keep = MemoryContextAllocHuge(part->partcxt, points);
+	a->x = WorkArray(part, NULL, (Size) points * sizeof(double));
+	a->y = WorkArray(part, NULL, (Size) points * sizeof(double));
+	a->m = WorkArray(part, NULL, (Size) points * sizeof(double));
+	a->z = with_z ? WorkArray(part, NULL, (Size) points * sizeof(double)) : NULL;
+	a->gx = part->geodetic ? WorkArray(part, NULL, (Size) points * sizeof(double)) : NULL;
+	a->gy = part->geodetic ? WorkArray(part, NULL, (Size) points * sizeof(double)) : NULL;
+	part->keep = WorkArray(part, NULL, points);
 	part->max_points = points;
 }
 
@@ -602,11 +613,11 @@ ChunkAddRow(WindowObject win, SimplifyPartition *part, int64 row)
 /* The simplification of a batch of lines, as a step of a call. */
 typedef struct SimplifyRun
 {
-	const GeoaccTrajectories *batch;
+	GeoaccTrajectories batch;
 	GeoaccSimplifyDistance distance;
 	double		tolerance;
 	uint8	   *keep;
-	GeoaccSimplifyTiming *spent;
+	GeoaccSimplifyTiming spent;
 } SimplifyRun;
 
 static GeoaccStatus
@@ -614,18 +625,17 @@ SimplifyOn(GeoaccDevice device, void *arg)
 {
 	SimplifyRun *r = arg;
 
-	return geoacc_dp_simplify(device, r->batch, r->distance, r->tolerance, r->keep, r->spent);
+	return geoacc_dp_simplify(device, &r->batch, r->distance, r->tolerance, r->keep, &r->spent);
 }
 
 /* Simplify rows from `begin` on, as many as a chunk holds. */
 static void
 ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 {
-	GeoaccTrajectories batch;
 	GeoaccSimplifyTiming spent;
 	GeoaccSimplifyDistance distance;
 	SimplifyRun run;
-	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false};
+	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false, sizeof(run)};
 
 	WinSetMarkPosition(win, begin);		/* earlier rows are answered */
 	if (part->arrays.x != NULL && part->max_points < CHUNK_POINTS)
@@ -656,12 +666,13 @@ ComputeChunk(WindowObject win, SimplifyPartition *part, int64 begin)
 	if (part->nlines == 0)
 		return;
 	distance = DistanceOf(&part->params);
-	batch = CoreBatch(&part->arrays, part->nlines, part->geodetic, &part->params);
 	/* the memory budget is held chunk by chunk, not while the rows are read */
-	run = (SimplifyRun) {&batch, distance, part->params.tolerance, part->keep, &spent};
+	run = (SimplifyRun) {CoreBatch(&part->arrays, part->nlines, part->geodetic, &part->params), distance,
+		part->params.tolerance, part->keep, {0}};
 	work.need.bytes = work.need.least = geoacc_dp_simplify_device_bytes(part->npoints, part->nlines, distance,
 																		part->params.tolerance);
 	GeoaccCallStep(&part->call, &work);
+	spent = run.spent;
 	part->spent.transfer_ms += spent.transfer_ms;
 	part->spent.compute_ms += spent.compute_ms;
 	part->spent.pieces += spent.pieces;
@@ -759,13 +770,12 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	GeoaccLines lines;
 	RowShape	shape;
 	SplitArrays a = {0};
-	GeoaccTrajectories batch;
 	uint64		points;
 	uint32		nlines;
 	uint8	   *keep;
 	GeoaccSimplifyDistance distance = DistanceOf(&params);
 	SimplifyRun run;
-	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false};
+	GeoaccWork	work = {SimplifyOn, &run, {0, 0}, false, sizeof(run)};
 	bool		isnull;
 	Datum		result;
 
@@ -781,24 +791,23 @@ geoacc_dp_simplify_scalar(PG_FUNCTION_ARGS)
 	if (!lines.geodetic)
 		GeoaccNoticeIfGeographic(lines.srid, "geoacc_dp_simplify");
 
-	/* the window function's arrays for one row */
-	a.x = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
-	a.y = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
-	a.m = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+	/* the window function's arrays for one row, in work memory */
+	a.x = GeoaccWorkAlloc((Size) points * sizeof(double));
+	a.y = GeoaccWorkAlloc((Size) points * sizeof(double));
+	a.m = GeoaccWorkAlloc((Size) points * sizeof(double));
 	if (lines.has_z)
-		a.z = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+		a.z = GeoaccWorkAlloc((Size) points * sizeof(double));
 	if (lines.geodetic)
 	{
-		a.gx = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
-		a.gy = palloc_extended((Size) points * sizeof(double), MCXT_ALLOC_HUGE);
+		a.gx = GeoaccWorkAlloc((Size) points * sizeof(double));
+		a.gy = GeoaccWorkAlloc((Size) points * sizeof(double));
 	}
-	a.offsets = palloc((nlines + 1) * sizeof(uint32));
+	a.offsets = GeoaccWorkAlloc((nlines + 1) * sizeof(uint32));
 	a.offsets[0] = 0;
-	keep = palloc_extended((Size) points, MCXT_ALLOC_HUGE);
+	keep = GeoaccWorkAlloc((Size) points);
 	AppendLines(&lines, &a, 0, &name);
-	batch = CoreBatch(&a, nlines, lines.geodetic, &params);
 
-	run = (SimplifyRun) {&batch, distance, params.tolerance, keep, NULL};
+	run = (SimplifyRun) {CoreBatch(&a, nlines, lines.geodetic, &params), distance, params.tolerance, keep, {0}};
 	work.need.bytes = work.need.least = geoacc_dp_simplify_device_bytes(points, nlines, distance, params.tolerance);
 	GeoaccCallRun("geoacc_dp_simplify", (int64) points, &work);
 

@@ -145,11 +145,14 @@ PublishCall(const GeoaccCall *call, double ms)
 {
 	BackendSlot *slot = MySlot();
 	int			d = call->device == GEOACC_DEVICE_GPU ? 1 : 0;
-	int			gpu_device = geoacc_gpu_current_device();
+	int			gpu_device = -1;
+	uint64		device_memory;
 	TimestampTz now;
 
 	if (slot == NULL)
 		return;
+	if (!GeoaccCallsGpu(&gpu_device, &device_memory))
+		gpu_device = -1;
 	now = GetCurrentTimestamp();
 	SpinLockAcquire(&slot->mutex);
 	slot->gpu_device = gpu_device;

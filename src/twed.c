@@ -64,10 +64,16 @@ SeriesInit(TwedSeries *s, MemoryContext context)
 	s->max_count = 16;
 	s->max_points = 1024;
 	s->ids = MemoryContextAlloc(context, s->max_count * sizeof(int64));
-	s->offsets = MemoryContextAlloc(context, (s->max_count + 1) * sizeof(uint64));
+	/* what the core reads is work memory (the GPU service reads it) */
+	{
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		s->offsets = GeoaccWorkAlloc((s->max_count + 1) * sizeof(uint64));
+		s->values = GeoaccWorkAlloc(s->max_points * sizeof(double));
+		s->times = GeoaccWorkAlloc(s->max_points * sizeof(double));
+		MemoryContextSwitchTo(old);
+	}
 	s->offsets[0] = 0;
-	s->values = MemoryContextAllocHuge(context, s->max_points * sizeof(double));
-	s->times = MemoryContextAllocHuge(context, s->max_points * sizeof(double));
 }
 
 /* Room for one more series of `points` points of `dims` values (times get as many slots as values). */
@@ -84,14 +90,14 @@ SeriesReserve(TwedSeries *s, uint64 points, int dims)
 					 errmsg("too many series")));
 		s->max_count *= 2;
 		s->ids = repalloc(s->ids, s->max_count * sizeof(int64));
-		s->offsets = repalloc(s->offsets, (s->max_count + 1) * sizeof(uint64));
+		s->offsets = GeoaccWorkRealloc(s->offsets, (s->max_count + 1) * sizeof(uint64));
 	}
 	if (need > s->max_points)
 	{
 		while (s->max_points < need)
 			s->max_points *= 2;
-		s->values = repalloc_huge(s->values, s->max_points * sizeof(double));
-		s->times = repalloc_huge(s->times, s->max_points * sizeof(double));
+		s->values = GeoaccWorkRealloc(s->values, s->max_points * sizeof(double));
+		s->times = GeoaccWorkRealloc(s->times, s->max_points * sizeof(double));
 	}
 }
 
@@ -370,12 +376,12 @@ AnyArgIsNull(FunctionCallInfo fcinfo, int first, int last)
 	return false;
 }
 
-/* The distances of all pairs of a x b, as a step of a call. */
+/* The distances of all pairs of a x b, as a step of a call (a work the GPU service can run). */
 typedef struct TwedRun
 {
-	const GeoaccTwedSet *a;
-	const GeoaccTwedSet *b;
-	const GeoaccTwedParams *params;
+	GeoaccTwedSet a;
+	GeoaccTwedSet b;
+	GeoaccTwedParams params;
 	double	   *distances;
 } TwedRun;
 
@@ -384,7 +390,7 @@ TwedOn(GeoaccDevice device, void *arg)
 {
 	TwedRun    *r = arg;
 
-	return geoacc_twed(device, r->a, r->b, r->params, r->distances);
+	return geoacc_twed(device, &r->a, &r->b, &r->params, r->distances);
 }
 
 /* Distances of all pairs of a x b on the chosen device (GPU failures under auto: the CPU). */
@@ -392,11 +398,20 @@ static void
 TwedBlock(const char *function, const GeoaccTwedSet *a, const GeoaccTwedSet *b, const GeoaccTwedParams *params,
 		  double *distances)
 {
-	TwedRun		run = {a, b, params, distances};
-	GeoaccWork	work = {TwedOn, &run, geoacc_twed_need(a, b, params), false};
+	uint64		npairs = (uint64) a->count * b->count;
+	TwedRun		run = {*a, *b, *params, distances};
+	GeoaccWork	work = {TwedOn, &run, geoacc_twed_need(a, b, params), false, sizeof(run)};
 	double		cells = (double) (a->offsets[a->count] - a->offsets[0]) * (b->offsets[b->count] - b->offsets[0]);
 
+	/* the distances land in work memory, then where the caller wants them */
+	if (GeoaccServiceActive() && !GeoaccInServiceMemory(distances))
+		run.distances = GeoaccWorkAlloc(Max(npairs, 1) * sizeof(double));
 	GeoaccCallRun(function, cells < (double) PG_INT64_MAX ? (int64) cells : PG_INT64_MAX, &work);
+	if (run.distances != distances)
+	{
+		memcpy(distances, run.distances, npairs * sizeof(double));
+		GeoaccWorkFree(run.distances);
+	}
 }
 
 /* Whether times of this type are taken: float8[] (seconds) or timestamptz[]. */

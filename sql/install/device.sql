@@ -70,6 +70,28 @@ CREATE OR REPLACE FUNCTION geoacc_backends(
 COMMENT ON FUNCTION geoacc_backends() IS
 	'every backend of this server that has made a geoacc call or holds GPU memory budget (needs geoacc in shared_preload_libraries): its process id, the CUDA ordinal of the GPU it uses, its calls, items and milliseconds on the GPU and on the CPU, its fallbacks to the CPU, its waits for the memory budget, what it holds of the budget now, and its last call';
 
+CREATE OR REPLACE FUNCTION geoacc_service(
+	OUT mode text,
+	OUT supervisor_pid int,
+	OUT pid int,
+	OUT starts bigint,
+	OUT started timestamptz,
+	OUT gpu text,
+	OUT gpu_device int,
+	OUT gpu_unusable_reason text,
+	OUT queued int,
+	OUT running int,
+	OUT calls bigint,
+	OUT failed_calls bigint,
+	OUT lost_calls bigint,
+	OUT memory_size bigint,
+	OUT memory_used bigint,
+	OUT memory_peak bigint)
+	RETURNS record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION geoacc_service() IS
+	'the GPU service (geoacc.service): its mode, the pids of its supervisor and of its device process (the one process that holds a CUDA context), how often that process was started and when last, its GPU (ready, starting, failed with the reason, or none in cpu mode), the calls queued and running now, the calls it has run, failed and lost (its process died during them), and the shared memory for the calls'' inputs and outputs: its size, what is in use and the most that was';
+
 CREATE OR REPLACE FUNCTION geoacc_gpu_budget(
 	OUT gpu_device int,
 	OUT device_memory bigint,

@@ -1,0 +1,1098 @@
+/*
+ * service.c
+ *
+ * The GPU service: with geoacc in shared_preload_libraries and
+ * geoacc.service = gpu, one process per server holds the only CUDA context,
+ * and backends, parallel workers and Citus tasks hand it their calls'
+ * work instead of opening contexts of their own.
+ *
+ * Three pieces:
+ *
+ *  - The service memory: one shared mapping made by the postmaster (so at
+ *    the same address in every process of the server), of
+ *    geoacc.service_memory bytes, reserved but touched only as used.  A
+ *    work's inputs, outputs and arguments live there, so the pointers in
+ *    them mean the same in the backend and in the service, and the service
+ *    runs the very GeoaccWork the backend would run (the seam of call.c).
+ *    Blocks are tagged with their owner: a backend (freed with the memory
+ *    context they were taken in, and all that is left at its exit), or the
+ *    service on behalf of a request (handed to the caller when the request
+ *    is done, freed if the service dies first).
+ *
+ *  - The supervisor, a background worker (restarted by the postmaster if it
+ *    exits), which starts the device process, and when that process dies
+ *    fails its calls in progress, frees their memory and starts it again.
+ *
+ *  - The device process, forked by the supervisor: it initialises CUDA and
+ *    runs the queued works one after another.  It is not a PostgreSQL
+ *    server process (no elog, no locks, no transactions): so it can be
+ *    killed, or die of a CUDA error, without the postmaster restarting the
+ *    server.  Its messages go to stderr, the server's log.
+ *
+ * A caller queues its request in its slot (one per backend), wakes the
+ * device process and waits on its latch.  On cancel or statement_timeout it
+ * sets the slot's cancel flag, which the core polls through the interrupt
+ * callback, and keeps waiting until the work has stopped: the work's memory
+ * is the caller's and may be freed only then.
+ *
+ * geoacc.service = cpu runs the same service with the CPU implementations,
+ * so that the hand-off, cancellation and the death and restart of the
+ * service are tested on machines without a GPU.
+ */
+#include "geoacc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/backendid.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/ps_status.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+int			geoacc_service_mode = GEOACC_SERVICE_OFF;
+int			geoacc_service_memory_mb = -1;
+
+#define ARENA_ALIGN 64
+#define BLOCK_MAGIC 0x47454f41u		/* "GEOA" */
+#define OWNER_FREE 0
+/* a block the device process took for the request of slot s: owner -(s + 1) */
+#define OWNER_OF_REQUEST(s) (-(int32) (s) - 1)
+/*
+ * Free blocks from this size on give their pages back to the system; smaller
+ * ones keep them, so that the next calls of common sizes find them touched
+ * (a page fault per 4 kB is a large share of a call where faults are slow).
+ */
+#define ARENA_RETURN_BYTES ((uint64) 1 << 30)
+/* a caller waits this long for a device process that is not running before its call fails */
+#define START_WAIT_MS 30000
+/* a device process that dies sooner than this after its start is restarted after a pause */
+#define CRASH_LOOP_MS 5000
+
+typedef struct Block
+{
+	uint64		size;			/* the whole block, this header included; a multiple of ARENA_ALIGN */
+	uint64		prev_size;		/* of the block before it; 0 for the first */
+	int32		owner;			/* OWNER_FREE, a backend id, or OWNER_OF_REQUEST(slot) */
+	uint32		magic;
+	uint64		next_free;		/* free blocks: the free list, as offsets from the arena (0: end) */
+	uint64		prev_free;
+	void	   *holder;			/* a backend's block: its WorkHolder, in that backend's memory */
+	char		pad[ARENA_ALIGN - 48];
+} Block;
+
+StaticAssertDecl(sizeof(Block) == ARENA_ALIGN, "Block is one alignment unit");
+
+typedef enum SlotState
+{
+	SLOT_FREE,
+	SLOT_QUEUED,
+	SLOT_RUNNING,
+	SLOT_DONE
+} SlotState;
+
+typedef struct ServiceSlot
+{
+	volatile int state;			/* SlotState */
+	volatile int cancel;		/* the caller asks the work to stop */
+	int			backend_id;
+	int			pid;
+	Latch	   *latch;			/* the caller's, in the server's shared memory */
+	uint64		seq;			/* queue order */
+	GeoaccCoreRun run;
+	void	   *arg;
+	uint64		memory_limit;	/* the caller's geoacc.gpu_memory_limit (0: automatic) */
+	uint64		reservation;	/* what the caller reserved of the budget (0: none) */
+	GeoaccStatus status;
+	double		ms;
+	char		function[64];
+	char		message[512];
+} ServiceSlot;
+
+typedef enum GpuState
+{
+	GPU_UNKNOWN,				/* the device process has not initialised the GPU yet */
+	GPU_READY,
+	GPU_FAILED
+} GpuState;
+
+typedef struct ServiceHeader
+{
+	uint32		magic;
+	pthread_mutex_t mutex;		/* robust and process-shared: the allocator, the slots, these counts */
+	pthread_cond_t queued;		/* a request was queued */
+	uint64		size;			/* of the arena */
+	uint64		first_block;	/* offset of the first block */
+	uint64		free_head;		/* offset of the first free block (0: none) */
+	uint64		used;			/* bytes in blocks that are not free */
+	uint64		peak;
+	int			nslots;
+	int			supervisor_pid;
+	volatile int device_pid;	/* 0: not running */
+	int64		starts;
+	TimestampTz started_at;
+	int64		calls;
+	int64		failures;
+	int64		lost;			/* calls that failed because the device process died */
+	uint64		next_seq;
+	volatile int gpu_state;		/* GpuState */
+	int			gpu_device;
+	uint64		gpu_memory;		/* the device's total memory */
+	uint64		gpu_available;	/* what geoacc may use of it, as the device process first saw it */
+	char		gpu_message[512];
+	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} ServiceHeader;
+
+static ServiceHeader *arena = NULL;	/* NULL unless the service is on */
+static size_t arena_size = 0;
+static bool am_device_process = false;
+static int	current_slot = -1;		/* in the device process: the request it runs */
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static bool exit_callback_registered = false;
+
+static inline char *
+Base(void)
+{
+	return (char *) arena;
+}
+
+static inline Block *
+BlockAt(uint64 offset)
+{
+	return (Block *) (Base() + offset);
+}
+
+static inline uint64
+OffsetOf(const void *p)
+{
+	return (uint64) ((const char *) p - Base());
+}
+
+bool
+GeoaccInServiceMemory(const void *p)
+{
+	return arena != NULL && (const char *) p >= Base() && (const char *) p < Base() + arena_size;
+}
+
+/* --------------------------------------------------------------- locking */
+
+static void
+Lock(void)
+{
+	int			rc = pthread_mutex_lock(&arena->mutex);
+
+	/* a device process killed while it held the lock: its critical sections only move list links */
+	if (rc == EOWNERDEAD)
+		pthread_mutex_consistent(&arena->mutex);
+}
+
+static void
+Unlock(void)
+{
+	pthread_mutex_unlock(&arena->mutex);
+}
+
+/* ------------------------------------------------------------ allocator */
+
+static void
+FreeListRemove(Block *b)
+{
+	if (b->prev_free)
+		BlockAt(b->prev_free)->next_free = b->next_free;
+	else
+		arena->free_head = b->next_free;
+	if (b->next_free)
+		BlockAt(b->next_free)->prev_free = b->prev_free;
+	b->next_free = b->prev_free = 0;
+}
+
+static void
+FreeListPush(Block *b)
+{
+	b->owner = OWNER_FREE;
+	b->holder = NULL;
+	b->prev_free = 0;
+	b->next_free = arena->free_head;
+	if (arena->free_head)
+		BlockAt(arena->free_head)->prev_free = OffsetOf(b);
+	arena->free_head = OffsetOf(b);
+}
+
+static Block *
+NextBlock(Block *b)
+{
+	uint64		next = OffsetOf(b) + b->size;
+
+	return next < arena->size ? BlockAt(next) : NULL;
+}
+
+static void
+Corrupt(const char *what, const void *p)
+{
+	fprintf(stderr, "geoacc service memory: %s at %p\n", what, p);
+	abort();
+}
+
+/* Take `bytes` for `owner` (lock held); NULL when no free block is large enough. */
+static void *
+AllocLocked(size_t bytes, int32 owner)
+{
+	uint64		need = TYPEALIGN(ARENA_ALIGN, (uint64) bytes) + sizeof(Block);
+	uint64		offset;
+
+	if (bytes > arena->size)
+		return NULL;
+	for (offset = arena->free_head; offset != 0; offset = BlockAt(offset)->next_free)
+	{
+		Block	   *b = BlockAt(offset);
+
+		if (b->size < need)
+			continue;
+		FreeListRemove(b);
+		if (b->size - need >= 2 * sizeof(Block))
+		{
+			Block	   *rest = (Block *) ((char *) b + need);
+			Block	   *after;
+
+			rest->size = b->size - need;
+			rest->prev_size = need;
+			rest->magic = BLOCK_MAGIC;
+			b->size = need;
+			after = NextBlock(rest);
+			if (after)
+				after->prev_size = rest->size;
+			FreeListPush(rest);
+		}
+		b->owner = owner;
+		b->holder = NULL;
+		arena->used += b->size;
+		arena->peak = Max(arena->peak, arena->used);
+		return b + 1;
+	}
+	return NULL;
+}
+
+static Block *
+HeaderOf(void *p)
+{
+	Block	   *b = (Block *) p - 1;
+
+	if (!GeoaccInServiceMemory(p) || b->magic != BLOCK_MAGIC || b->owner == OWNER_FREE)
+		Corrupt("not a block in use", p);
+	return b;
+}
+
+/* Give a block back, merged with free neighbours (lock held). */
+static void
+FreeLocked(Block *b)
+{
+	Block	   *next = NextBlock(b);
+
+	arena->used -= b->size;
+	b->owner = OWNER_FREE;
+	if (next && next->owner == OWNER_FREE)
+	{
+		Block	   *after;
+
+		FreeListRemove(next);
+		b->size += next->size;
+		after = NextBlock(b);
+		if (after)
+			after->prev_size = b->size;
+	}
+	if (b->prev_size)
+	{
+		Block	   *prev = (Block *) ((char *) b - b->prev_size);
+
+		if (prev->owner == OWNER_FREE)
+		{
+			Block	   *after;
+
+			FreeListRemove(prev);
+			prev->size += b->size;
+			after = NextBlock(prev);
+			if (after)
+				after->prev_size = prev->size;
+			b = prev;
+		}
+	}
+	/* large free blocks give their pages back (they read as zeros when taken again) */
+	if (b->size >= ARENA_RETURN_BYTES)
+	{
+		char	   *start = (char *) TYPEALIGN(8192, (char *) (b + 1));
+		char	   *end = (char *) TYPEALIGN_DOWN(8192, (char *) b + b->size);
+
+		if (end > start)
+			madvise(start, end - start, MADV_REMOVE);
+	}
+	FreeListPush(b);
+}
+
+/* Free every block of `owner` (lock held). */
+static void
+FreeOwnerLocked(int32 owner)
+{
+	Block	   *b = BlockAt(arena->first_block);
+
+	while (b)
+	{
+		Block	   *next = NextBlock(b);
+
+		if (b->owner == owner)
+		{
+			/* b may merge with the free block after it: look at b again */
+			FreeLocked(b);
+			next = BlockAt(arena->first_block);
+		}
+		b = next;
+	}
+}
+
+/* Hand the blocks of `from` to `to` (lock held). */
+static void
+RetagLocked(int32 from, int32 to)
+{
+	for (Block *b = BlockAt(arena->first_block); b; b = NextBlock(b))
+		if (b->owner == from)
+			b->owner = to;
+}
+
+/* The core's release of shared memory, in any process. */
+static void
+ReleaseShared(void *p)
+{
+	Block	   *b;
+
+	if (p == NULL)
+		return;
+	b = HeaderOf(p);
+	Lock();
+	FreeLocked(b);
+	Unlock();
+}
+
+/* ------------------------------------------------- work memory (backends) */
+
+/* Who frees a backend's block: the memory context it was taken in. */
+typedef struct WorkHolder
+{
+	MemoryContextCallback callback;
+	void	   *ptr;
+} WorkHolder;
+
+static void
+WorkHolderRelease(void *arg)
+{
+	WorkHolder *holder = arg;
+
+	if (holder->ptr)
+		ReleaseShared(holder->ptr);
+	holder->ptr = NULL;
+}
+
+void *
+GeoaccWorkAlloc(Size size)
+{
+	WorkHolder *holder;
+	void	   *p;
+
+	if (!GeoaccServiceActive())
+		return MemoryContextAllocHuge(CurrentMemoryContext, Max(size, 1));
+	holder = MemoryContextAlloc(CurrentMemoryContext, sizeof(WorkHolder));
+	Lock();
+	p = AllocLocked(Max(size, 1), MyBackendId);
+	if (p)
+		((Block *) p - 1)->holder = holder;
+	Unlock();
+	if (p == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of geoacc service memory"),
+				 errdetail("A call needs %zu bytes more of the %zu bytes of geoacc.service_memory.", size, arena_size),
+				 errhint("Raise geoacc.service_memory (a restart), or run fewer large calls at once.")));
+	holder->callback.func = WorkHolderRelease;
+	holder->callback.arg = holder;
+	holder->ptr = p;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
+	return p;
+}
+
+void *
+GeoaccWorkAllocZero(Size size)
+{
+	void	   *p = GeoaccWorkAlloc(size);
+
+	memset(p, 0, size);
+	return p;
+}
+
+void
+GeoaccWorkFree(void *p)
+{
+	Block	   *b;
+
+	if (p == NULL)
+		return;
+	if (!GeoaccInServiceMemory(p))
+	{
+		pfree(p);
+		return;
+	}
+	b = HeaderOf(p);
+	if (b->holder)
+		((WorkHolder *) b->holder)->ptr = NULL;
+	ReleaseShared(p);
+}
+
+void *
+GeoaccWorkRealloc(void *p, Size size)
+{
+	void	   *q;
+	Block	   *b;
+
+	if (p == NULL)
+		return GeoaccWorkAlloc(size);
+	if (!GeoaccInServiceMemory(p))
+		return repalloc_huge(p, size);
+	b = HeaderOf(p);
+	/* in the memory context of the old block, which may not be the current one */
+	{
+		WorkHolder *holder = b->holder;
+		MemoryContext context = holder ? GetMemoryChunkContext(holder) : CurrentMemoryContext;
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		q = GeoaccWorkAlloc(size);
+		MemoryContextSwitchTo(old);
+	}
+	memcpy(q, p, Min(size, b->size - sizeof(Block)));
+	GeoaccWorkFree(p);
+	return q;
+}
+
+/*
+ * What the core takes in a backend (a mesh read or welded there, and the
+ * arrays of CPU runs): in the service memory while it has room, so that a
+ * mesh goes to the service without a copy; else malloc.
+ */
+static void *
+BackendAlloc(size_t bytes)
+{
+	void	   *p;
+
+	Lock();
+	p = AllocLocked(Max(bytes, 1), MyBackendId);
+	Unlock();
+	return p ? p : malloc(bytes);
+}
+
+void *
+GeoaccSharedAllocZero(size_t bytes)
+{
+	void	   *p;
+
+	Lock();
+	p = AllocLocked(Max(bytes, 1), am_device_process ? OWNER_OF_REQUEST(Max(current_slot, 0)) : MyBackendId);
+	Unlock();
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
+void
+GeoaccSharedFree(void *p)
+{
+	ReleaseShared(p);
+}
+
+/* What the device process takes for the core: owned by the request it runs. */
+static void *
+DeviceProcessAlloc(size_t bytes)
+{
+	void	   *p;
+
+	Lock();
+	p = AllocLocked(Max(bytes, 1), OWNER_OF_REQUEST(Max(current_slot, 0)));
+	Unlock();
+	return p;
+}
+
+/* ------------------------------------------------------------- the arena */
+
+bool
+GeoaccServiceActive(void)
+{
+	return arena != NULL && !am_device_process;
+}
+
+static size_t
+ArenaBytes(void)
+{
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page = sysconf(_SC_PAGESIZE);
+
+	if (geoacc_service_memory_mb > 0)
+		return (size_t) geoacc_service_memory_mb * 1024 * 1024;
+	/* half the machine's memory: reserved, not used, until calls use it */
+	return pages > 0 && page > 0 ? (size_t) pages * page / 2 : (size_t) 4 << 30;
+}
+
+/* Wait (up to 5 s) for a device process of an earlier life of the server to be gone. */
+static void
+WaitForOldDeviceProcess(void)
+{
+	int			pid = arena->device_pid;
+
+	for (int i = 0; pid > 0 && i < 500 && kill(pid, 0) == 0; i++)
+		pg_usleep(10000L);
+}
+
+/* (Re)initialise the arena: at server start, and after a crash restart. */
+static void
+ServiceShmemStartup(void)
+{
+	pthread_mutexattr_t mattr;
+	pthread_condattr_t cattr;
+	Size		header;
+	Block	   *b;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	if (arena->magic == BLOCK_MAGIC)
+		WaitForOldDeviceProcess();
+	header = TYPEALIGN(ARENA_ALIGN, offsetof(ServiceHeader, slots) + sizeof(ServiceSlot) * MaxBackends);
+	memset(arena, 0, header);
+	pthread_mutexattr_init(&mattr);
+	pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&mattr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&arena->mutex, &mattr);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setpshared(&cattr, PTHREAD_PROCESS_SHARED);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&arena->queued, &cattr);
+	arena->size = arena_size;
+	arena->nslots = MaxBackends;
+	arena->first_block = header;
+	arena->gpu_device = -1;
+	b = BlockAt(header);
+	b->size = arena_size - header;
+	b->prev_size = 0;
+	b->magic = BLOCK_MAGIC;
+	FreeListPush(b);
+	/* what earlier lives of the server left in the arena goes back to the system */
+	madvise(Base() + TYPEALIGN(8192, header + sizeof(Block)), TYPEALIGN_DOWN(8192, arena_size) -
+			TYPEALIGN(8192, header + sizeof(Block)), MADV_REMOVE);
+	arena->magic = BLOCK_MAGIC;
+}
+
+void
+GeoaccServiceInit(void)
+{
+	BackgroundWorker worker;
+
+	if (!process_shared_preload_libraries_in_progress || geoacc_service_mode == GEOACC_SERVICE_OFF)
+		return;
+	arena_size = TYPEALIGN_DOWN(8192, ArenaBytes());
+	arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (arena == MAP_FAILED)
+		ereport(FATAL,
+				(errmsg("could not map %zu bytes of geoacc service memory: %m", arena_size),
+				 errhint("Lower geoacc.service_memory.")));
+	arena->magic = 0;
+	/* a hint: huge pages where the system gives them to shared memory */
+	madvise(arena, arena_size, MADV_HUGEPAGE);
+	geoacc_set_shared_memory(BackendAlloc, ReleaseShared, arena, arena_size);
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ServiceShmemStartup;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "geoacc");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "GeoaccServiceMain");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "geoacc service");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "geoacc service");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* --------------------------------------------------------- the GPU seen */
+
+bool
+GeoaccServiceGpuUsable(void)
+{
+	return geoacc_service_mode == GEOACC_SERVICE_CPU || arena->gpu_state != GPU_FAILED;
+}
+
+const char *
+GeoaccServiceGpuMessage(void)
+{
+	return arena->gpu_state == GPU_FAILED ? arena->gpu_message : NULL;
+}
+
+bool
+GeoaccServiceGpu(int *device, uint64 *device_memory, uint64 *available)
+{
+	if (geoacc_service_mode != GEOACC_SERVICE_GPU || arena->gpu_state != GPU_READY)
+		return false;
+	*device = arena->gpu_device;
+	*device_memory = arena->gpu_memory;
+	*available = arena->gpu_available;
+	return true;
+}
+
+/* ------------------------------------------------------- calls (backends) */
+
+/* At the backend's exit: what it still holds of the service memory. */
+static void
+ServiceBackendExit(int code, Datum arg)
+{
+	if (arena == NULL || MyBackendId <= 0)
+		return;
+	Lock();
+	FreeOwnerLocked(MyBackendId);
+	Unlock();
+}
+
+static bool
+DeviceProcessRunning(void)
+{
+	int			pid = arena->device_pid;
+
+	return pid > 0 && kill(pid, 0) == 0;
+}
+
+GeoaccStatus
+GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *work, uint64 reservation)
+{
+	ServiceSlot *slot;
+	void	   *arg;
+	instr_time	start;
+	GeoaccStatus status;
+
+	if (MyBackendId <= 0 || MyBackendId > arena->nslots)
+		elog(ERROR, "geoacc: this process cannot call the geoacc service");
+	if (!exit_callback_registered)
+	{
+		/* after the transaction's cleanup at exit, which frees what memory contexts hold */
+		on_shmem_exit(ServiceBackendExit, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	slot = &arena->slots[MyBackendId - 1];
+	arg = GeoaccWorkAlloc(work->arg_size);
+	memcpy(arg, work->arg, work->arg_size);
+
+	Lock();
+	slot->state = SLOT_QUEUED;
+	slot->cancel = 0;
+	slot->backend_id = MyBackendId;
+	slot->pid = MyProcPid;
+	slot->latch = MyLatch;
+	slot->seq = arena->next_seq++;
+	slot->run = work->run;
+	slot->arg = arg;
+	slot->memory_limit = geoacc_gpu_memory_limit_mb > 0 ? (uint64) geoacc_gpu_memory_limit_mb * 1024 * 1024 : 0;
+	slot->reservation = reservation;
+	slot->status = GEOACC_OK;
+	slot->message[0] = '\0';
+	strlcpy(slot->function, function, sizeof(slot->function));
+	pthread_cond_signal(&arena->queued);
+	Unlock();
+
+	/*
+	 * Wait for the work to be done.  Interrupts are not served here: a
+	 * cancel asks the work to stop, and the ERROR comes once it has (the
+	 * inputs are this backend's memory and stay until then).
+	 */
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		int			rc;
+
+		pg_read_barrier();
+		if (slot->state == SLOT_DONE)
+			break;
+		if ((QueryCancelPending || ProcDiePending) && !slot->cancel)
+			slot->cancel = 1;
+		if (slot->state == SLOT_QUEUED && !DeviceProcessRunning() && GeoaccMsSince(start) > START_WAIT_MS)
+		{
+			bool		withdrawn = false;
+
+			Lock();
+			if (slot->state == SLOT_QUEUED)
+			{
+				slot->state = SLOT_DONE;
+				slot->status = GEOACC_ERR_CUDA;
+				snprintf(slot->message, sizeof(slot->message),
+						 "the geoacc service has not been running for %d s", START_WAIT_MS / 1000);
+				withdrawn = true;
+			}
+			Unlock();
+			if (withdrawn)
+				break;
+		}
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH, 100, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (rc & WL_POSTMASTER_DEATH)
+		{
+			/* the device process goes with its supervisor: nothing touches the inputs after that */
+			for (int i = 0; i < 500 && DeviceProcessRunning(); i++)
+				pg_usleep(10000L);
+			proc_exit(1);
+		}
+	}
+	pg_read_barrier();
+	status = slot->status;
+	geoacc_set_status_message(slot->message);
+	memcpy(work->arg, arg, work->arg_size);
+	slot->state = SLOT_FREE;
+	GeoaccWorkFree(arg);
+	return status;
+}
+
+/* ------------------------------------------------------ the device process */
+
+static int
+DeviceProcessInterrupt(void)
+{
+	return current_slot >= 0 && arena->slots[current_slot].cancel;
+}
+
+/* The oldest queued request (lock held); -1: none. */
+static int
+NextQueued(void)
+{
+	int			best = -1;
+
+	for (int s = 0; s < arena->nslots; s++)
+		if (arena->slots[s].state == SLOT_QUEUED &&
+			(best < 0 || arena->slots[s].seq < arena->slots[best].seq))
+			best = s;
+	return best;
+}
+
+static void
+InitGpu(void)
+{
+	const GeoaccDeviceList *list = geoacc_gpu_device_list;
+	GeoaccStatus status;
+
+	if (geoacc_service_mode != GEOACC_SERVICE_GPU)
+		return;
+	geoacc_gpu_choose_device(list ? list->ordinals : NULL, list ? list->count : 0, 0);
+	status = geoacc_gpu_init();
+	Lock();
+	if (status == GEOACC_OK)
+	{
+		arena->gpu_device = geoacc_gpu_current_device();
+		arena->gpu_memory = geoacc_gpu_device_memory();
+		arena->gpu_available = geoacc_gpu_memory_available();
+		arena->gpu_state = GPU_READY;
+	}
+	else
+	{
+		strlcpy(arena->gpu_message, geoacc_status_message(), sizeof(arena->gpu_message));
+		arena->gpu_state = GPU_FAILED;
+	}
+	Unlock();
+	if (status != GEOACC_OK)
+		fprintf(stderr, "geoacc service: no usable GPU: %s\n", geoacc_status_message());
+}
+
+static void
+RunRequest(int s)
+{
+	ServiceSlot *slot = &arena->slots[s];
+	GeoaccDevice device = geoacc_service_mode == GEOACC_SERVICE_GPU ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
+	GeoaccStatus status;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (device == GEOACC_DEVICE_GPU && arena->gpu_state != GPU_READY)
+	{
+		status = GEOACC_ERR_NO_DEVICE;
+		geoacc_set_status_message(arena->gpu_message);
+	}
+	else
+	{
+		geoacc_gpu_set_memory_limit(slot->memory_limit);
+		geoacc_gpu_set_reservation(slot->reservation);
+		status = slot->run(device, slot->arg);
+		geoacc_gpu_set_reservation(0);
+	}
+
+	Lock();
+	strlcpy(slot->message, geoacc_status_message(), sizeof(slot->message));
+	slot->status = status;
+	slot->ms = GeoaccMsSince(start);
+	RetagLocked(OWNER_OF_REQUEST(s), slot->backend_id);
+	arena->calls++;
+	arena->failures += status != GEOACC_OK;
+	current_slot = -1;
+	pg_write_barrier();
+	slot->state = SLOT_DONE;
+	Unlock();
+	SetLatch(slot->latch);
+	/* a CUDA error that leaves the context unusable: a fresh process gets a fresh context */
+	if (status == GEOACC_ERR_CUDA && geoacc_gpu_disabled())
+	{
+		fprintf(stderr, "geoacc service: the CUDA context is unusable after an error (%s); restarting\n",
+				slot->message);
+		_exit(2);
+	}
+}
+
+static void
+DeviceProcessMain(int supervisor)
+{
+	sigset_t	all;
+
+	am_device_process = true;
+	MyProcPid = getpid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != supervisor)
+		_exit(1);
+	/* none of the server's signal handlers: a plain process, stopped by SIGTERM or SIGKILL */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	set_ps_display(geoacc_service_mode == GEOACC_SERVICE_GPU ? "device process (GPU)" : "device process (CPU)");
+
+	geoacc_set_shared_memory(DeviceProcessAlloc, ReleaseShared, arena, arena_size);
+	geoacc_set_interrupt_callback(DeviceProcessInterrupt);
+	InitGpu();
+
+	for (;;)
+	{
+		int			s;
+
+		Lock();
+		while ((s = NextQueued()) < 0)
+		{
+			struct timespec until;
+
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += 1;
+			if (pthread_cond_timedwait(&arena->queued, &arena->mutex, &until) == EOWNERDEAD)
+				pthread_mutex_consistent(&arena->mutex);
+			if (getppid() != supervisor)
+				_exit(1);
+		}
+		arena->slots[s].state = SLOT_RUNNING;
+		current_slot = s;
+		Unlock();
+		RunRequest(s);
+	}
+}
+
+/* ---------------------------------------------------------- the supervisor */
+
+static void
+ServiceChildExited(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+static int
+StartDeviceProcess(void)
+{
+	int			supervisor = MyProcPid;
+	pid_t		pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		DeviceProcessMain(supervisor);
+	if (pid < 0)
+	{
+		ereport(LOG, (errmsg("geoacc service: could not start the device process: %m")));
+		return 0;
+	}
+	Lock();
+	arena->device_pid = pid;
+	arena->starts++;
+	arena->started_at = GetCurrentTimestamp();
+	Unlock();
+	return pid;
+}
+
+/*
+ * The device process is gone: the calls it was running fail (their callers
+ * see a failed GPU: an ERROR, or under auto the CPU), and what it took for
+ * them is freed.  Queued calls wait for the next device process.
+ */
+static void
+DeviceProcessGone(int pid, int wstatus)
+{
+	int			lost = 0;
+
+	Lock();
+	for (int s = 0; s < arena->nslots; s++)
+	{
+		ServiceSlot *slot = &arena->slots[s];
+
+		if (slot->state != SLOT_RUNNING)
+			continue;
+		FreeOwnerLocked(OWNER_OF_REQUEST(s));
+		slot->status = GEOACC_ERR_CUDA;
+		snprintf(slot->message, sizeof(slot->message),
+				 "the geoacc service's device process (pid %d) stopped during the call", pid);
+		pg_write_barrier();
+		slot->state = SLOT_DONE;
+		SetLatch(slot->latch);
+		lost++;
+	}
+	arena->lost += lost;
+	arena->device_pid = 0;
+	arena->gpu_state = GPU_UNKNOWN;
+	Unlock();
+	if (WIFSIGNALED(wstatus))
+		ereport(LOG,
+				(errmsg("geoacc service: the device process (pid %d) was terminated by signal %d; %d call%s in "
+						"progress failed; starting it again", pid, WTERMSIG(wstatus), lost, lost == 1 ? "" : "s")));
+	else
+		ereport(LOG,
+				(errmsg("geoacc service: the device process (pid %d) exited with code %d; %d call%s in progress "
+						"failed; starting it again", pid, WEXITSTATUS(wstatus), lost, lost == 1 ? "" : "s")));
+}
+
+void		GeoaccServiceMain(Datum arg);
+
+void
+GeoaccServiceMain(Datum arg)
+{
+	int			pid = 0;
+	TimestampTz next_start = 0;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGCHLD, ServiceChildExited);
+	BackgroundWorkerUnblockSignals();
+
+	Lock();
+	arena->supervisor_pid = MyProcPid;
+	Unlock();
+	/* a device process of an earlier supervisor (killed with it) is gone before a new one starts */
+	WaitForOldDeviceProcess();
+
+	while (!ShutdownRequestPending)
+	{
+		int			wstatus;
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (pid == 0 && GetCurrentTimestamp() >= next_start)
+			pid = StartDeviceProcess();
+		if (pid > 0 && waitpid(pid, &wstatus, WNOHANG) == pid)
+		{
+			bool		quick = TimestampDifferenceExceeds(arena->started_at, GetCurrentTimestamp(), CRASH_LOOP_MS);
+
+			DeviceProcessGone(pid, wstatus);
+			pid = 0;
+			/* a process that cannot live (a broken driver) is not started over and over */
+			next_start = quick ? 0 : TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
+			continue;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	if (pid > 0)
+	{
+		int			wstatus;
+
+		kill(pid, SIGKILL);
+		if (waitpid(pid, &wstatus, 0) == pid)
+			DeviceProcessGone(pid, wstatus);
+	}
+	/* not 0: the postmaster starts the supervisor again unless the server is stopping */
+	proc_exit(1);
+}
+
+/* ------------------------------------------------------------ visibility */
+
+/*
+ * geoacc_service(): the service's mode, processes, GPU, memory and calls;
+ * one row, all NULL but the mode when the service is off
+ */
+PG_FUNCTION_INFO_V1(geoacc_service);
+Datum
+geoacc_service(PG_FUNCTION_ARGS)
+{
+	static const char *const modes[] = {"off", "gpu", "cpu"};
+	TupleDesc	desc;
+	Datum		values[16];
+	bool		nulls[16];
+	int			queued = 0,
+				running = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(nulls, true, sizeof(nulls));
+	values[0] = CStringGetTextDatum(modes[geoacc_service_mode]);
+	nulls[0] = false;
+	if (arena != NULL)
+	{
+		const char *gpu;
+
+		Lock();
+		for (int s = 0; s < arena->nslots; s++)
+		{
+			queued += arena->slots[s].state == SLOT_QUEUED;
+			running += arena->slots[s].state == SLOT_RUNNING;
+		}
+		gpu = geoacc_service_mode == GEOACC_SERVICE_CPU ? "none (cpu mode)" :
+			arena->gpu_state == GPU_READY ? "ready" : arena->gpu_state == GPU_FAILED ? "failed" : "starting";
+		memset(nulls, false, sizeof(nulls));
+		values[1] = Int32GetDatum(arena->supervisor_pid);
+		nulls[1] = arena->supervisor_pid == 0;
+		values[2] = Int32GetDatum(arena->device_pid);
+		nulls[2] = arena->device_pid == 0;
+		values[3] = Int64GetDatum(arena->starts);
+		values[4] = TimestampTzGetDatum(arena->started_at);
+		nulls[4] = arena->starts == 0;
+		values[5] = CStringGetTextDatum(gpu);
+		values[6] = Int32GetDatum(arena->gpu_device);
+		nulls[6] = arena->gpu_state != GPU_READY;
+		values[7] = CStringGetTextDatum(arena->gpu_message);
+		nulls[7] = arena->gpu_state != GPU_FAILED;
+		values[8] = Int32GetDatum(queued);
+		values[9] = Int32GetDatum(running);
+		values[10] = Int64GetDatum(arena->calls);
+		values[11] = Int64GetDatum(arena->failures);
+		values[12] = Int64GetDatum(arena->lost);
+		values[13] = Int64GetDatum((int64) arena->size);
+		values[14] = Int64GetDatum((int64) arena->used);
+		values[15] = Int64GetDatum((int64) arena->peak);
+		Unlock();
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
