@@ -60,7 +60,7 @@ MoveToCpu(GeoaccCall *call, GeoaccStatus status)
 static GeoaccStatus
 RunOn(GeoaccCall *call, const GeoaccWork *work)
 {
-	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive())
+	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive() && work->arg_size > 0)
 		return GeoaccServiceRun(call->function, call->device, work, GeoaccCallReservation());
 	return work->run(call->device, work->arg);
 }
@@ -71,7 +71,7 @@ GeoaccCallStep(GeoaccCall *call, const GeoaccWork *work)
 	GeoaccStatus status;
 
 	/* a work the service cannot run needs a GPU of this backend's own */
-	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive() && work->arg_size == 0)
+	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive() && work->arg_size == 0 && !work->hands_over)
 		call->device = GeoaccChooseLocalDevice(call->items);
 	GeoaccCallReserve(call, work->need);
 	status = RunOn(call, work);

@@ -126,6 +126,11 @@ typedef struct GeoaccWork
 	 * the backend (its run() calls back into PostgreSQL).
 	 */
 	Size		arg_size;
+	/*
+	 * A run() in the backend that hands its GPU parts to the service itself
+	 * when there is one (the segment join, which streams its rows).
+	 */
+	bool		hands_over;
 } GeoaccWork;
 
 /*
@@ -227,6 +232,21 @@ bool		GeoaccServiceGpu(int *device, uint64 *device_memory, uint64 *available);
  */
 GeoaccStatus GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *work,
 							  uint64 reservation);
+
+/*
+ * In a work's run() in the service: keep `held` for later works of the same
+ * caller (an open segment join), released by `release` once the caller
+ * abandons it (GeoaccServiceAbandon), or when a work of the caller holds
+ * something else (NULL: nothing); gone if the service restarts.  Outside
+ * the service nothing happens.
+ */
+void		GeoaccServiceHold(void *held, void (*release) (void *held));
+
+/*
+ * The caller no longer needs what its works hold in the service: released
+ * soon, without waiting (safe in abort callbacks).
+ */
+void		GeoaccServiceAbandon(void);
 
 /*
  * Work memory: the inputs and outputs of a work, owned by

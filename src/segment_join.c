@@ -30,6 +30,8 @@
 
 /* Rows asked of the core at a time. */
 #define JOIN_BATCH_ROWS 8192
+/* rows per batch from the GPU service: fewer round trips */
+#define SERVICE_BATCH_ROWS 65536
 
 /* One row's trajectory as read and checked; its points stay in the geometry until laid out. */
 typedef struct JoinRow
@@ -232,13 +234,15 @@ TracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
 {
 	JoinTracks	t;
 	const Size	n = Max(rows->npoints, 1);
-	double	   *block = HugePageRoom(n * (with_z ? 4 : 3) * sizeof(double));
+	/* the core reads the points and offsets: work memory with the GPU service */
+	double	   *block = GeoaccServiceActive() ? GeoaccWorkAlloc(n * (with_z ? 4 : 3) * sizeof(double))
+		: HugePageRoom(n * (with_z ? 4 : 3) * sizeof(double));
 
 	qsort(rows->rows, rows->count, sizeof(JoinRow), CompareRows);
 	t.count = rows->count;
 	t.npoints = rows->npoints;
 	t.ids = palloc(Max(t.count, 1) * sizeof(int64));
-	t.offsets = palloc((t.count + 1) * sizeof(uint32));
+	t.offsets = GeoaccWorkAlloc((t.count + 1) * sizeof(uint32));
 	t.x = block;
 	t.y = block + n;
 	t.m = block + 2 * n;
@@ -426,10 +430,15 @@ MethodName(GeoaccJoinMethod method)
 	}
 }
 
-/* Closes the core's join when the memory context goes away (statement abort included). */
+/*
+ * Closes the core's join when the memory context goes away (statement abort
+ * included); a join the GPU service holds for this backend is abandoned
+ * there, which closes it.
+ */
 typedef struct JoinHolder
 {
 	GeoaccSegmentJoin *join;
+	bool		in_service;
 	MemoryContextCallback callback;
 } JoinHolder;
 
@@ -438,8 +447,12 @@ JoinHolderRelease(void *arg)
 {
 	JoinHolder *holder = arg;
 
-	geoacc_segment_join_close(holder->join);
+	if (holder->in_service)
+		GeoaccServiceAbandon();
+	else
+		geoacc_segment_join_close(holder->join);
 	holder->join = NULL;
+	holder->in_service = false;
 }
 
 /* The distance argument, checked. */
@@ -488,6 +501,115 @@ typedef struct JoinRun
 	GeoaccJoinStats stats;
 } JoinRun;
 
+/* Rows of the core as tuples. */
+static void
+PutRows(JoinRun *r, const GeoaccJoinRow *rows, uint32 n)
+{
+	for (uint32 i = 0; i < n; i++)
+	{
+		const GeoaccJoinRow *row = &rows[i];
+		Datum		values[8];
+		bool		nulls[8] = {false};
+
+		/* segment k of the core is 0-based; SQL counts from 1, as ST_PointN */
+		values[0] = Int64GetDatum(r->a_ids[row->a_traj]);
+		values[1] = Int32GetDatum((int32) row->a_seg + 1);
+		values[2] = Int64GetDatum(r->b_ids[row->b_traj]);
+		values[3] = Int32GetDatum((int32) row->b_seg + 1);
+		values[4] = Float8GetDatum(row->t_start);
+		values[5] = Float8GetDatum(row->t_end);
+		values[6] = Float8GetDatum(row->cpa_time);
+		values[7] = Float8GetDatum(row->cpa_distance);
+		tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* Opening the join in the GPU service, which keeps it for the batches. */
+typedef struct JoinOpenRun
+{
+	GeoaccTrajectories a;
+	GeoaccTrajectories b;
+	bool		self;
+	double		distance;
+	GeoaccJoinMethod method;
+	GeoaccSegmentJoin *join;	/* the service's */
+} JoinOpenRun;
+
+static void
+CloseHeldJoin(void *join)
+{
+	geoacc_segment_join_close(join);
+}
+
+static GeoaccStatus
+JoinOpenOn(GeoaccDevice device, void *arg)
+{
+	JoinOpenRun *r = arg;
+	GeoaccStatus status = geoacc_segment_join_open(device, &r->a, r->self ? NULL : &r->b, r->distance, r->method,
+												   &r->join);
+
+	if (status == GEOACC_OK)
+		GeoaccServiceHold(r->join, CloseHeldJoin);
+	return status;
+}
+
+/* A batch of rows from the join the service holds; the last (none left) or a failure closes it. */
+typedef struct JoinNextRun
+{
+	GeoaccSegmentJoin *join;
+	GeoaccJoinRow *rows;
+	uint32		capacity;
+	uint32		n;
+	GeoaccJoinStats stats;
+} JoinNextRun;
+
+static GeoaccStatus
+JoinNextOn(GeoaccDevice device, void *arg)
+{
+	JoinNextRun *r = arg;
+	GeoaccStatus status = geoacc_segment_join_next(r->join, r->rows, r->capacity, &r->n);
+
+	if (status == GEOACC_OK && r->n > 0)
+		return status;
+	if (status == GEOACC_OK)
+		geoacc_segment_join_stats(r->join, &r->stats);
+	/* holding nothing from now on closes the join */
+	GeoaccServiceHold(NULL, NULL);
+	return status;
+}
+
+/* The join on the GPU service: opened there, its rows fetched in batches. */
+static GeoaccStatus
+JoinInService(JoinRun *r)
+{
+	JoinOpenRun open = {*r->a, r->b ? *r->b : *r->a, r->b == NULL, r->distance, r->method, NULL};
+	GeoaccWork	open_work = {JoinOpenOn, &open, {0, 0}, false, sizeof(open)};
+	JoinNextRun next = {NULL, GeoaccWorkAlloc(SERVICE_BATCH_ROWS * sizeof(GeoaccJoinRow)), SERVICE_BATCH_ROWS, 0,
+	{0}};
+	GeoaccWork	next_work = {JoinNextOn, &next, {0, 0}, false, sizeof(next)};
+	GeoaccStatus status;
+
+	status = GeoaccServiceRun("gpu_segment_join", GEOACC_DEVICE_GPU, &open_work, GeoaccCallReservation());
+	r->holder->in_service = status == GEOACC_OK;
+	next.join = open.join;
+	while (status == GEOACC_OK)
+	{
+		status = GeoaccServiceRun("gpu_segment_join", GEOACC_DEVICE_GPU, &next_work, GeoaccCallReservation());
+		GeoaccStagesLap(r->stages, "join");
+		if (status != GEOACC_OK || next.n == 0)
+			break;
+		PutRows(r, next.rows, next.n);
+		GeoaccStagesLap(r->stages, "tuples");
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* the last batch, or the failure, closed it */
+	r->holder->in_service = false;
+	GeoaccWorkFree(next.rows);
+	if (status == GEOACC_OK)
+		r->stats = next.stats;
+	return status;
+}
+
 static GeoaccStatus
 JoinOn(GeoaccDevice device, void *arg)
 {
@@ -498,6 +620,8 @@ JoinOn(GeoaccDevice device, void *arg)
 	/* a run on the CPU after the GPU failed part way starts afresh, and gives the same rows */
 	JoinHolderRelease(r->holder);
 	tuplestore_clear(r->rsinfo->setResult);
+	if (device == GEOACC_DEVICE_GPU && GeoaccServiceActive())
+		return JoinInService(r);
 	status = geoacc_segment_join_open(device, r->a, r->b, r->distance, r->method, &r->holder->join);
 	while (status == GEOACC_OK)
 	{
@@ -505,23 +629,7 @@ JoinOn(GeoaccDevice device, void *arg)
 		GeoaccStagesLap(r->stages, "join");
 		if (status != GEOACC_OK || n == 0)
 			break;
-		for (uint32 i = 0; i < n; i++)
-		{
-			const GeoaccJoinRow *row = &r->rows[i];
-			Datum		values[8];
-			bool		nulls[8] = {false};
-
-			/* segment k of the core is 0-based; SQL counts from 1, as ST_PointN */
-			values[0] = Int64GetDatum(r->a_ids[row->a_traj]);
-			values[1] = Int32GetDatum((int32) row->a_seg + 1);
-			values[2] = Int64GetDatum(r->b_ids[row->b_traj]);
-			values[3] = Int32GetDatum((int32) row->b_seg + 1);
-			values[4] = Float8GetDatum(row->t_start);
-			values[5] = Float8GetDatum(row->t_end);
-			values[6] = Float8GetDatum(row->cpa_time);
-			values[7] = Float8GetDatum(row->cpa_distance);
-			tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, values, nulls);
-		}
+		PutRows(r, r->rows, n);
 		GeoaccStagesLap(r->stages, "tuples");
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -546,7 +654,8 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	GeoaccTrajectories va,
 				vb;
 	JoinRun		run = {0};
-	GeoaccWork	work = {JoinOn, &run, {0, 0}, false};
+	/* it runs here, streaming its rows into the tuplestore, and fetches them from the GPU service itself */
+	GeoaccWork	work = {JoinOn, &run, {0, 0}, false, 0, true};
 	GeoaccDevice device;
 
 	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))

@@ -124,6 +124,10 @@ typedef struct ServiceSlot
 	double		ms;
 	char		function[64];
 	char		message[512];
+	/* what a work left in the device process for later works of the caller (an open join) */
+	void	   *held;
+	void		(*release) (void *held);
+	volatile int abandoned;		/* the caller no longer needs it */
 } ServiceSlot;
 
 typedef enum GpuState
@@ -774,6 +778,58 @@ DeviceProcessInterrupt(void)
 	return current_slot >= 0 && arena->slots[current_slot].cancel;
 }
 
+void
+GeoaccServiceHold(void *held, void (*release) (void *held))
+{
+	ServiceSlot *slot;
+
+	if (!am_device_process || current_slot < 0)
+		return;
+	slot = &arena->slots[current_slot];
+	/* one thing held per caller: an earlier one it did not abandon goes now */
+	if (slot->held && slot->held != held)
+		slot->release(slot->held);
+	slot->held = held;
+	slot->release = release;
+}
+
+/* Release what callers have abandoned (lock held: released around each release). */
+static void
+ReleaseAbandoned(void)
+{
+	for (int s = 0; s < arena->nslots; s++)
+	{
+		ServiceSlot *slot = &arena->slots[s];
+
+		if (slot->abandoned && slot->held)
+		{
+			void	   *held = slot->held;
+
+			slot->held = NULL;
+			slot->abandoned = 0;
+			Unlock();
+			slot->release(held);
+			Lock();
+		}
+		else
+			slot->abandoned = 0;
+	}
+}
+
+void
+GeoaccServiceAbandon(void)
+{
+	ServiceSlot *slot;
+
+	if (!GeoaccServiceActive() || MyBackendId <= 0 || MyBackendId > arena->nslots)
+		return;
+	slot = &arena->slots[MyBackendId - 1];
+	Lock();
+	slot->abandoned = 1;
+	pthread_cond_signal(&arena->queued);
+	Unlock();
+}
+
 /* The oldest queued request (lock held); -1: none. */
 static int
 NextQueued(void)
@@ -890,6 +946,7 @@ DeviceProcessMain(int supervisor)
 		int			s;
 
 		Lock();
+		ReleaseAbandoned();
 		while ((s = NextQueued()) < 0)
 		{
 			struct timespec until;
@@ -900,6 +957,7 @@ DeviceProcessMain(int supervisor)
 				pthread_mutex_consistent(&arena->mutex);
 			if (getppid() != supervisor)
 				_exit(1);
+			ReleaseAbandoned();
 		}
 		arena->slots[s].state = SLOT_RUNNING;
 		current_slot = s;
@@ -968,6 +1026,8 @@ DeviceProcessGone(int pid, int wstatus)
 		SetLatch(slot->latch);
 		lost++;
 	}
+	for (int s = 0; s < arena->nslots; s++)
+		arena->slots[s].held = NULL;
 	arena->lost += lost;
 	arena->device_pid = 0;
 	arena->gpu_state = GPU_UNKNOWN;
