@@ -193,6 +193,27 @@ PRELOADED_REGRESS = budget_preloaded
 installcheck-preloaded:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(PRELOADED_REGRESS)
 
+# ------------------------------------------------ the GPU service (TAP)
+# test/service/service.pl: the service in its cpu mode on a server of its own (PostgreSQL::Test::Cluster; Debian's
+# libipc-run-perl), with geoacc installed.  It runs from a copy in SERVICE_TESTDIR, as SERVICE_AS (initdb
+# refuses root: scripts/test.sh passes runuser -u geoacc --).
+SERVICE_TESTDIR ?= /tmp/geoacc-service-test
+# and every pg_regress suite but those about this backend's own GPU, with every call sent to the service: on a
+# server with geoacc preloaded and geoacc.service = cpu (or gpu)
+SERVICE_REGRESS = $(filter-out device budget,$(REGRESS))
+.PHONY: installcheck-service
+installcheck-service:
+	PGOPTIONS='-c geoacc.device=gpu' $(pg_regress_installcheck) $(REGRESS_OPTS) $(SERVICE_REGRESS)
+
+SERVICE_AS ?=
+.PHONY: check-service
+check-service:
+	rm -rf '$(SERVICE_TESTDIR)' && mkdir -p '$(SERVICE_TESTDIR)' && cp test/service/service.pl '$(SERVICE_TESTDIR)/'
+	$(if $(SERVICE_AS),chown -R $(lastword $(filter-out --,$(SERVICE_AS))) '$(SERVICE_TESTDIR)')
+	cd '$(SERVICE_TESTDIR)' && $(SERVICE_AS) env TESTDIR='$(SERVICE_TESTDIR)' PATH="$(bindir):$$PATH" \
+		PG_REGRESS='$(pgxsdir)/src/test/regress/pg_regress' \
+		$(PROVE) -I '$(pgxsdir)/src/test/perl' $(PROVE_FLAGS) service.pl
+
 # ------------------------------------- Citus suite (scripts/citus.sh)
 # pg_regress against a running Citus coordinator (PGHOST, PGPORT) whose database CITUS_DB has the
 # citus extension on every node and the workers registered; results in test/citus/results/

@@ -30,7 +30,8 @@ typedef enum GeoaccStatus
 	GEOACC_ERR_DEVICE_DISABLED,		/* an earlier sticky CUDA error disabled the GPU */
 	GEOACC_ERR_CUDA,				/* a CUDA call failed */
 	GEOACC_ERR_CANCELLED,			/* the interrupt callback asked to stop */
-	GEOACC_ERR_INTERNAL				/* a bug: anything unexpected */
+	GEOACC_ERR_INTERNAL,			/* a bug: anything unexpected */
+	GEOACC_ERR_SERVICE				/* the process that ran the call for its caller (the GPU service) died */
 } GeoaccStatus;
 
 typedef enum GeoaccDevice

@@ -5,7 +5,12 @@
 #      the upgrade check (sql/upgrade.sql: 0.1.0 installed and updated has
 #      the catalog of the current version installed directly), then
 #      make installcheck-preloaded (the memory budget, with the cluster
-#      restarted with geoacc in shared_preload_libraries); then
+#      restarted with geoacc in shared_preload_libraries), make
+#      installcheck-service (the suites again with every call sent to the
+#      GPU service in its cpu mode: geoacc preloaded, geoacc.service = cpu,
+#      geoacc.device = gpu) and make check-service (the service's TAP test on
+#      a server of its own: hand-off, cancel, the death of a caller and of the
+#      service, 16 sessions at once, parallel workers); then
 #      docs/reference.md against the installed extension
 #      (scripts/check_reference.py: an entry per function, type and setting,
 #      summaries equal to the COMMENT ON texts, examples that run, errors
@@ -32,9 +37,9 @@
 # See scripts/setup.sh.  Exits non-zero if anything fails.
 set -euo pipefail
 GEOACC_CLUSTER=test GEOACC_FRESH=1
-# iwyu: the include check; nodejs and npm: the glTF validator, wanted only where no node and npm are
+# iwyu: the include check; libipc-run-perl: the service's TAP test; nodejs and npm: the glTF validator, wanted only where no node and npm are
 # found (a Node.js from another source, with its own npm, conflicts with Debian's npm package)
-GEOACC_EXTRA_PACKAGES="iwyu ${GEOACC_EXTRA_PACKAGES:-}"
+GEOACC_EXTRA_PACKAGES="iwyu libipc-run-perl ${GEOACC_EXTRA_PACKAGES:-}"
 command -v node >/dev/null && command -v npm >/dev/null || GEOACC_OPTIONAL_PACKAGES="nodejs npm ${GEOACC_OPTIONAL_PACKAGES:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 trap 'stop_cluster; echo "test: the test cluster is stopped (data and server.log in $GEOACC_PGDATA)"' EXIT
@@ -53,7 +58,17 @@ run_suites() {		# run_suites LABEL [make variables...]
 	start_cluster -c shared_preload_libraries=geoacc
 	make -s installcheck-preloaded "$@" \
 		|| { fail "installcheck-preloaded ($label)"; head -200 regression.diffs 2>/dev/null || true; }
+	echo "test: make installcheck-service ($label: every call through the GPU service in its cpu mode)"
+	start_cluster -c shared_preload_libraries=geoacc -c geoacc.service=cpu -c geoacc.service_memory=2GB
+	make -s installcheck-service "$@" \
+		|| { fail "installcheck-service ($label)"; head -200 regression.diffs 2>/dev/null || true; }
 	start_cluster
+	echo "test: make check-service ($label: the service's TAP test, a server of its own)"
+	if [ "$(id -u)" = 0 ]; then
+		make -s check-service SERVICE_AS="runuser -u geoacc --" "$@" || fail "check-service ($label)"
+	else
+		make -s check-service "$@" || fail "check-service ($label)"
+	fi
 }
 
 run_suites "$(command -v nvcc >/dev/null && echo "CUDA build" || echo "CPU-only build")"

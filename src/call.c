@@ -35,7 +35,7 @@ GeoaccCallBegin(GeoaccCall *call, const char *function, int64 work)
 /*
  * After the GPU part of a call failed with `status`: under geoacc.device =
  * auto, for a failure of the GPU itself (out of device memory, a CUDA
- * error, the GPU disabled), move the call to the CPU, say so in the server
+ * error, the GPU disabled, the GPU service's process died), move the call to the CPU, say so in the server
  * log and return true.  Otherwise false.
  */
 static bool
@@ -43,7 +43,8 @@ MoveToCpu(GeoaccCall *call, GeoaccStatus status)
 {
 	if (call->device != GEOACC_DEVICE_GPU || geoacc_device_setting != GEOACC_SETTING_AUTO)
 		return false;
-	if (status != GEOACC_ERR_DEVICE_MEMORY && status != GEOACC_ERR_CUDA && status != GEOACC_ERR_DEVICE_DISABLED)
+	if (status != GEOACC_ERR_DEVICE_MEMORY && status != GEOACC_ERR_CUDA && status != GEOACC_ERR_DEVICE_DISABLED &&
+		status != GEOACC_ERR_SERVICE)
 		return false;
 	GeoaccCallRelease(call);
 	GeoaccWarnIfDisabled();

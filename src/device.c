@@ -168,6 +168,14 @@ GeoaccCheck(GeoaccStatus status)
 					 errmsg("CUDA call failed"),
 					 errdetail_internal("%s", message)));
 			break;
+		case GEOACC_ERR_SERVICE:
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("the geoacc service failed during the call"),
+					 errdetail_internal("%s", message),
+					 errhint("Run the statement again, or set geoacc.device to \"auto\" to run such calls on the "
+							 "CPU when the GPU fails.")));
+			break;
 		case GEOACC_ERR_INTERNAL:
 		default:
 			ereport(ERROR,

@@ -742,9 +742,9 @@ GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *wo
 			if (slot->state == SLOT_QUEUED)
 			{
 				slot->state = SLOT_DONE;
-				slot->status = GEOACC_ERR_CUDA;
+				slot->status = GEOACC_ERR_SERVICE;
 				snprintf(slot->message, sizeof(slot->message),
-						 "the geoacc service has not been running for %d s", START_WAIT_MS / 1000);
+						 "The geoacc service has not been running for %d s.", START_WAIT_MS / 1000);
 				withdrawn = true;
 			}
 			Unlock();
@@ -1018,9 +1018,9 @@ DeviceProcessGone(int pid, int wstatus)
 		if (slot->state != SLOT_RUNNING)
 			continue;
 		FreeOwnerLocked(OWNER_OF_REQUEST(s));
-		slot->status = GEOACC_ERR_CUDA;
+		slot->status = GEOACC_ERR_SERVICE;
 		snprintf(slot->message, sizeof(slot->message),
-				 "the geoacc service's device process (pid %d) stopped during the call", pid);
+				 "Its device process (pid %d) stopped during the call; it is started again.", pid);
 		pg_write_barrier();
 		slot->state = SLOT_DONE;
 		SetLatch(slot->latch);
@@ -1074,12 +1074,12 @@ GeoaccServiceMain(Datum arg)
 			pid = StartDeviceProcess();
 		if (pid > 0 && waitpid(pid, &wstatus, WNOHANG) == pid)
 		{
-			bool		quick = TimestampDifferenceExceeds(arena->started_at, GetCurrentTimestamp(), CRASH_LOOP_MS);
+			bool		lived = TimestampDifferenceExceeds(arena->started_at, GetCurrentTimestamp(), CRASH_LOOP_MS);
 
 			DeviceProcessGone(pid, wstatus);
 			pid = 0;
 			/* a process that cannot live (a broken driver) is not started over and over */
-			next_start = quick ? 0 : TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
+			next_start = lived ? 0 : TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
 			continue;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
