@@ -206,7 +206,9 @@ StateTile(DensityState *state, size_t k)
 		if (state->cells.tiles[k] == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory for a density raster tile")));
+					 errmsg("out of memory"),
+					 errdetail("A density raster tile of %zu bytes could not be had.",
+							   (size_t) TILE_CELLS * CellSize(&state->h.args))));
 	}
 	return state->cells.tiles[k];
 }
