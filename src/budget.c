@@ -172,18 +172,6 @@ GeoaccBudgetActive(void)
 	return budget != NULL;
 }
 
-bool
-GeoaccCallsGpu(int *device, uint64 *device_memory)
-{
-	uint64		available;
-
-	if (GeoaccServiceActive())
-		return GeoaccServiceGpu(device, device_memory, &available);
-	*device = geoacc_gpu_current_device();
-	*device_memory = geoacc_gpu_device_memory();
-	return *device >= 0;
-}
-
 uint64
 GeoaccCallReservation(void)
 {

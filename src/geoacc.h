@@ -227,6 +227,12 @@ const char *GeoaccServiceGpuMessage(void);
 bool		GeoaccServiceGpu(int *device, uint64 *device_memory, uint64 *available);
 
 /*
+ * The GPU this session's calls use: the service's with the service, else
+ * this backend's; false before it is known.
+ */
+bool		GeoaccCallsGpu(int *device, uint64 *device_memory);
+
+/*
  * Run a work on the service and wait for it: its status, with the core's
  * message set.  `reservation` is what the call holds of the memory budget.
  */
@@ -296,11 +302,6 @@ void		GeoaccCallRelease(GeoaccCall *call);
 /* The device memory one call may use on this session's GPU (0 before it has one). */
 uint64		GeoaccCallMemoryCap(void);
 
-/*
- * The GPU this session's calls use: the service's with the service, else
- * this backend's; false before it is known.
- */
-bool		GeoaccCallsGpu(int *device, uint64 *device_memory);
 
 /* What the call in progress holds of the budget (0: nothing). */
 uint64		GeoaccCallReservation(void);

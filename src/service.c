@@ -661,6 +661,18 @@ GeoaccServiceGpu(int *device, uint64 *device_memory, uint64 *available)
 	return true;
 }
 
+bool
+GeoaccCallsGpu(int *device, uint64 *device_memory)
+{
+	uint64		available;
+
+	if (GeoaccServiceActive())
+		return GeoaccServiceGpu(device, device_memory, &available);
+	*device = geoacc_gpu_current_device();
+	*device_memory = geoacc_gpu_device_memory();
+	return *device >= 0;
+}
+
 /* ------------------------------------------------------- calls (backends) */
 
 /* At the backend's exit: what it still holds of the service memory. */
