@@ -539,10 +539,20 @@ DeviceProcessAlloc(size_t bytes)
 
 /* ------------------------------------------------------------- the arena */
 
+static void ServiceBackendExit(int code, Datum arg);
+
 bool
 GeoaccServiceActive(void)
 {
-	return arena != NULL && !am_device_process;
+	if (arena == NULL || am_device_process)
+		return false;
+	/* a backend that uses the service memory gives back at its exit what its memory contexts did not */
+	if (!exit_callback_registered && MyBackendId > 0)
+	{
+		on_shmem_exit(ServiceBackendExit, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	return true;
 }
 
 static size_t
@@ -581,6 +591,10 @@ ServiceShmemStartup(void)
 	if (arena->magic == BLOCK_MAGIC)
 		WaitForOldDeviceProcess();
 	header = TYPEALIGN(ARENA_ALIGN, offsetof(ServiceHeader, slots) + sizeof(ServiceSlot) * MaxBackends);
+	if (header + 16 * sizeof(Block) > arena_size)
+		ereport(FATAL,
+				(errmsg("geoacc.service_memory is too small for %d backends", MaxBackends),
+				 errhint("Raise geoacc.service_memory to at least %zu kB.", (size_t) (header / 1024 + 64))));
 	memset(arena, 0, header);
 	pthread_mutexattr_init(&mattr);
 	pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
@@ -675,7 +689,11 @@ GeoaccCallsGpu(int *device, uint64 *device_memory)
 
 /* ------------------------------------------------------- calls (backends) */
 
-/* At the backend's exit: what it still holds of the service memory. */
+/*
+ * At the backend's exit: what it still holds of the service memory.  An
+ * on_shmem_exit callback, so after the transaction's cleanup at exit, which
+ * frees what memory contexts hold.
+ */
 static void
 ServiceBackendExit(int code, Datum arg)
 {
@@ -704,12 +722,6 @@ GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *wo
 
 	if (MyBackendId <= 0 || MyBackendId > arena->nslots)
 		elog(ERROR, "geoacc: this process cannot call the geoacc service");
-	if (!exit_callback_registered)
-	{
-		/* after the transaction's cleanup at exit, which frees what memory contexts hold */
-		on_shmem_exit(ServiceBackendExit, (Datum) 0);
-		exit_callback_registered = true;
-	}
 	slot = &arena->slots[MyBackendId - 1];
 	arg = GeoaccWorkAlloc(work->arg_size);
 	memcpy(arg, work->arg, work->arg_size);
