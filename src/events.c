@@ -481,11 +481,6 @@ ZoneReceive(const GeoaccQueryRow *row, void *arg)
 				 errmsg("zones must all have the same SRID"),
 				 errdetail("%s has SRID %d, %s has SRID %d.", r->first, r->srid, label, r->rings.srid),
 				 errhint("Use ST_Transform() to bring them to the trajectories' SRID.")));
-	if (r->rings.geodetic)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s is a geography", label),
-				 errhint("Zones are POLYGON or MULTIPOLYGON geometries in the trajectories' SRID.")));
 	if (r->count == r->max_count)
 	{
 		r->max_count = Max(64, r->max_count * 2);
