@@ -363,6 +363,8 @@ geoacc_encounters(GeoaccDevice device, const GeoaccTrajectories *a, const Geoacc
 			}
 		}
 		event_merge(fragments, max_gap);
+		if (sink)
+			join->stats.rows = sink->rows_taken;
 
 		auto		store = std::make_unique<EventItems<GeoaccEncounter>>();
 		const GeoaccTrajectories &bt = b ? *b : *a;

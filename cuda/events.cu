@@ -127,9 +127,9 @@ struct CombineFragments
 class DeviceMerger
 {
 public:
+	/* in, sorted and islands; two key arrays; six index, flag and id arrays; ends and latest ends */
 	static constexpr uint64_t BYTES_PER_FRAGMENT =
-		2 * sizeof(EventFragment) + 4 * sizeof(uint64_t) + 3 * sizeof(uint32_t) + 2 * sizeof(double)
-		+ 3 * sizeof(uint32_t);
+		3 * sizeof(EventFragment) + 2 * sizeof(uint64_t) + 6 * sizeof(uint32_t) + 2 * sizeof(double);
 
 	void reserve(uint64_t capacity)
 	{
@@ -245,7 +245,7 @@ class EncounterSink : public DeviceRowSink
 public:
 	EncounterSink(double max_gap, HostVector<EventFragment> &out) : max_gap_(max_gap), out_(out) {}
 
-	/* the merger's buffers, and CUB's temporary storage (about a sort's keys and values again) */
+	/* the merger's buffers, and CUB's temporary storage (about a sort's keys and values again, and some) */
 	uint64_t	bytes_per_slot() const override { return DeviceMerger::BYTES_PER_FRAGMENT + 32; }
 
 	void reserve(uint64_t slots) override { merger_.reserve(slots); }
@@ -255,6 +255,7 @@ public:
 		if (n > merger_.capacity())
 			fail(GEOACC_ERR_INTERNAL, "encounters: a batch of %u rows is larger than the %u planned", n,
 				 merger_.capacity());
+		rows_taken += n;
 		rows_to_fragments_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(d_rows, n, merger_.input());
 		GEOACC_CUDA_CHECK_LAUNCH();
 		merger_.merge(n, max_gap_, out_);
@@ -275,7 +276,7 @@ struct DeviceTrajectories
 	DeviceBuffer<double> z;
 	DeviceBuffer<double> m;
 
-	GeoaccTrajectories view(uint32_t n) 
+	GeoaccTrajectories view(uint32_t n)
 	{
 		return GeoaccTrajectories{n, offsets.data(), x.data(), y.data(), z.size() ? z.data() : nullptr, m.data()};
 	}

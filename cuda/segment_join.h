@@ -884,6 +884,8 @@ public:
 	virtual uint64_t bytes_per_slot() const = 0;
 	virtual void reserve(uint64_t slots) = 0;
 	virtual void take(const GeoaccJoinRow *d_rows, uint32_t n) = 0;
+
+	uint64_t	rows_taken = 0;	/* rows the sink took, for the join's statistics */
 };
 
 /* The GPU runner (segment_join.cu); what its set-up costs goes into stats; with a sink, rows stay on the device. */
