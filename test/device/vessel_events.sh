@@ -14,9 +14,10 @@
 #   3. Stops over EVENTS_STOP_SIZES fixes (default 10^6, 10^7, 10^8: target 10^8 in at most 30 s) at 200 m and
 #      30 minutes, GPU and CPU, and the plain reference of the regress test (PL/pgSQL) at 10^5 fixes.
 #   4. Zone visits of EVENTS_ZONE_SIZES segments (default 10^6, 10^7: target 10^7 against 10^4 port polygons in
-#      at most 10 s) against EVENTS_ZONES polygons (default 10^4: circles of 300 m to 3 km around fixes of the
-#      tracks, 16 to 64 sides), GPU and CPU; the PostGIS way (ST_Intersection of each segment with the zones it
-#      meets, by a GiST index, merged in SQL) at 10^5 segments.
+#      at most 10 s) against EVENTS_ZONES polygons (default 10^4: circles of 100 m to 1 km around fixes of the
+#      tracks, 8 to 32 sides; the tracks lie in three harbours, so the zones overlap much more than ports do),
+#      GPU and CPU; the PostGIS way (ST_Intersection of each segment with the zones it meets, by a GiST index;
+#      its pieces, not yet merged) at 10^5 segments.
 #
 # EVENTS_CHECKS=0 leaves out part 1; EVENTS_DEVICE=cpu runs the "GPU" columns on the CPU (a smoke test of the
 # script on a machine without a GPU, with small sizes).  Prints markdown tables; logs go to $OUT (default
@@ -159,7 +160,7 @@ echo "| fixes | stops | GPU | CPU | same | GPU stages |"
 echo "| --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 # the plain reference of the regress test (sql/events.sql's stops_reference) at about 10^5 fixes
-table=$(tracks 100000)
+table=$(tracks 100000) || exit 1
 psql -X -q -c "DROP FUNCTION IF EXISTS stops_reference(float8[], float8[], float8[], float8, float8)"
 sed -n '/^CREATE FUNCTION stops_reference/,/^\$\$;/p' sql/events.sql | psql -X -q
 r=$(run cpu "CREATE TABLE ev_result AS SELECT t.id, s.* FROM (SELECT id,
@@ -177,8 +178,8 @@ echo "## zone visits against $zones port polygons"
 psql -X -q -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS events_zones" -c "SELECT setseed(0.5)" \
 	-c "CREATE UNLOGGED TABLE events_zones AS
 		SELECT row_number() OVER () AS id,
-			ST_Buffer(ST_PointN(traj, 1 + (random() * (ST_NPoints(traj) - 1))::int), 300 + random() * 2700,
-				4 + (random() * 12)::int) AS polygon
+			ST_Buffer(ST_PointN(traj, 1 + (random() * (ST_NPoints(traj) - 1))::int), 100 + random() * 900,
+				2 + (random() * 6)::int) AS polygon
 		FROM (SELECT traj FROM ais_tracks, generate_series(1, 1 + $zones / 477) ORDER BY random() LIMIT $zones) t" \
 	-c "CREATE INDEX ON events_zones USING gist (polygon)" >> "$OUT/events_data.log" 2>&1
 for size in $zone_sizes; do
