@@ -19,15 +19,15 @@
 #      GPU and CPU; the PostGIS way (ST_Intersection of each segment with the zones it meets, by a GiST index;
 #      its pieces, not yet merged) at 10^5 segments.
 #
-# EVENTS_CHECKS=0 leaves out part 1; EVENTS_DEVICE=cpu runs the "GPU" columns on the CPU (a smoke test of the
+# A size list set empty (EVENTS_STOP_SIZES=) leaves that part out. EVENTS_CHECKS=0 leaves out part 1; EVENTS_DEVICE=cpu runs the "GPU" columns on the CPU (a smoke test of the
 # script on a machine without a GPU, with small sizes).  Prints markdown tables; logs go to $OUT (default
 # /tmp/geoacc-out).
 set -uo pipefail
 db=${EVENTS_DB:-geoacc_bench}
-encounter_sizes=${EVENTS_ENCOUNTER_SIZES:-100000 1000000 10000000 100000000}
-sql_sizes=${EVENTS_SQL_SIZES:-100000 1000000}
-stop_sizes=${EVENTS_STOP_SIZES:-1000000 10000000 100000000}
-zone_sizes=${EVENTS_ZONE_SIZES:-1000000 10000000}
+encounter_sizes=${EVENTS_ENCOUNTER_SIZES-100000 1000000 10000000 100000000}
+sql_sizes=${EVENTS_SQL_SIZES-100000 1000000}
+stop_sizes=${EVENTS_STOP_SIZES-1000000 10000000 100000000}
+zone_sizes=${EVENTS_ZONE_SIZES-1000000 10000000}
 zones=${EVENTS_ZONES:-10000}
 cpu_max=${EVENTS_CPU_MAX:-1000000}
 timeout=${EVENTS_TIMEOUT:-600s}
