@@ -298,6 +298,7 @@ RESET geoacc.device;
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 0);
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, min_duration => '-1 second');
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, max_gap => '-1 day');
+SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, max_gap => '1000000 years');
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, max_speed => -1);
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, max_speed => 'NaN');
 SELECT * FROM gpu_encounters('SELECT id, traj FROM hand', NULL, 50, method => 'fastest');
@@ -312,6 +313,7 @@ SELECT * FROM gpu_zone_visits('SELECT id, traj::geography FROM zone_tracks WHERE
 SELECT * FROM gpu_zone_visits('SELECT id, ST_Transform(traj, 4326)::geography AS traj FROM zone_tracks', 'SELECT id, polygon FROM zone_hand');
 SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'SELECT id, ST_Boundary(polygon) AS polygon FROM zone_hand');
 SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'SELECT id, ST_SetSRID(polygon, 3857) AS polygon FROM zone_hand');
+SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'SELECT id, CASE WHEN id = 2 THEN ST_SetSRID(polygon, 3857) ELSE polygon END AS polygon FROM zone_hand');
 SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'SELECT id, ST_Transform(polygon, 4326)::geography AS polygon FROM zone_hand');
 SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'SELECT id FROM zone_hand');
 SELECT * FROM gpu_zone_visits('SELECT id, traj FROM zone_tracks', 'DELETE FROM zone_hand');
