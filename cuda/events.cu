@@ -39,6 +39,13 @@ namespace
 
 constexpr unsigned THREADS = 256;
 
+/*
+ * Trajectories (stops) and segments (zone visits) per launch: the host polls for a cancel between launches,
+ * so that a cancel stops a large call within about a second.
+ */
+constexpr uint32_t STOP_LAUNCH = 1u << 14;
+constexpr uint32_t ZONE_LAUNCH = 1u << 18;
+
 /* A double's bits in an order radix sorts as the doubles compare (-0 just before +0). */
 __device__ uint64_t
 ordered_bits(double v)
@@ -318,13 +325,14 @@ struct StopWriter
 	}
 };
 
+/* One thread per trajectory of [first, last): count its stops, or write them from its place. */
 __global__ void
-stops_kernel(GeoaccTrajectories t, double max_diameter, double min_duration, const uint32_t *places,
-			 uint32_t *counts, GeoaccStop *out)
+stops_kernel(GeoaccTrajectories t, uint32_t first, uint32_t last, double max_diameter, double min_duration,
+			 const uint32_t *places, uint32_t *counts, GeoaccStop *out)
 {
-	const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t s = first + blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (s >= t.ntrajectories)
+	if (s >= last)
 		return;
 
 	StopWriter	w{out, s, places ? places[s] : 0};
@@ -367,15 +375,15 @@ struct ZoneWriter
 	}
 };
 
-/* One thread per segment (segment_traj, segment_point): count its pieces, or write them. */
+/* One thread per segment of [first, last) (segment_traj, segment_point): count its pieces, or write them. */
 __global__ void
 zone_pieces_kernel(GeoaccTrajectories t, ZoneView zv, ZoneGrid grid, const uint32_t *segment_traj,
-				   const uint32_t *segment_point, uint32_t nsegments, const uint32_t *places, uint32_t *counts,
-				   EventFragment *out)
+				   const uint32_t *segment_point, uint32_t first, uint32_t last, const uint32_t *places,
+				   uint32_t *counts, EventFragment *out)
 {
-	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t i = first + blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (i >= nsegments)
+	if (i >= last)
 		return;
 
 	ZoneWriter	w{&zv, &t, segment_traj[i], segment_point[i], out, places ? places[i] : 0};
@@ -406,9 +414,15 @@ stops_gpu(const GeoaccTrajectories &t, double max_diameter, double min_duration,
 	DeviceBuffer<uint32_t> counts(n);
 	DeviceBuffer<uint32_t> places(n);
 
-	stops_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(dt, max_diameter, min_duration, nullptr,
-																   counts.data(), nullptr);
-	GEOACC_CUDA_CHECK_LAUNCH();
+	for (uint32_t first = 0; first < n; first += std::min(STOP_LAUNCH, n - first))
+	{
+		const uint32_t last = first + std::min(STOP_LAUNCH, n - first);
+
+		stops_kernel<<<blocks_for(last - first, THREADS), THREADS, 0, stream()>>>(
+			dt, first, last, max_diameter, min_duration, nullptr, counts.data(), nullptr);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sync_and_check_interrupt();
+	}
 
 	const uint64_t total = exclusive_scan_u32(counts.data(), places.data(), n);
 
@@ -418,9 +432,15 @@ stops_gpu(const GeoaccTrajectories &t, double max_diameter, double min_duration,
 
 	DeviceBuffer<GeoaccStop> stops(total);
 
-	stops_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(dt, max_diameter, min_duration, places.data(),
-																   nullptr, stops.data());
-	GEOACC_CUDA_CHECK_LAUNCH();
+	for (uint32_t first = 0; first < n; first += std::min(STOP_LAUNCH, n - first))
+	{
+		const uint32_t last = first + std::min(STOP_LAUNCH, n - first);
+
+		stops_kernel<<<blocks_for(last - first, THREADS), THREADS, 0, stream()>>>(
+			dt, first, last, max_diameter, min_duration, places.data(), nullptr, stops.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sync_and_check_interrupt();
+	}
 	out.resize(total);
 	stops.download(out.data(), total);
 }
@@ -477,10 +497,15 @@ zone_visits_gpu(const GeoaccTrajectories &t, const GeoaccZones &z, const ZoneInd
 	grid.cell_start = cell_start.data();
 	grid.zones = zones.data();
 
-	zone_pieces_kernel<<<blocks_for(nseg, THREADS), THREADS, 0, stream()>>>(dt, zv, grid, d_traj.data(),
-																			 d_point.data(), nseg, nullptr,
-																			 counts.data(), nullptr);
-	GEOACC_CUDA_CHECK_LAUNCH();
+	for (uint32_t first = 0; first < nseg; first += std::min(ZONE_LAUNCH, nseg - first))
+	{
+		const uint32_t last = first + std::min(ZONE_LAUNCH, nseg - first);
+
+		zone_pieces_kernel<<<blocks_for(last - first, THREADS), THREADS, 0, stream()>>>(
+			dt, zv, grid, d_traj.data(), d_point.data(), first, last, nullptr, counts.data(), nullptr);
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sync_and_check_interrupt();
+	}
 
 	const uint64_t total = exclusive_scan_u32(counts.data(), places.data(), nseg);
 
@@ -494,10 +519,15 @@ zone_visits_gpu(const GeoaccTrajectories &t, const GeoaccZones &z, const ZoneInd
 	DeviceMerger merger;
 
 	merger.reserve(total);
-	zone_pieces_kernel<<<blocks_for(nseg, THREADS), THREADS, 0, stream()>>>(dt, zv, grid, d_traj.data(),
-																			 d_point.data(), nseg, places.data(),
-																			 nullptr, merger.input());
-	GEOACC_CUDA_CHECK_LAUNCH();
+	for (uint32_t first = 0; first < nseg; first += std::min(ZONE_LAUNCH, nseg - first))
+	{
+		const uint32_t last = first + std::min(ZONE_LAUNCH, nseg - first);
+
+		zone_pieces_kernel<<<blocks_for(last - first, THREADS), THREADS, 0, stream()>>>(
+			dt, zv, grid, d_traj.data(), d_point.data(), first, last, places.data(), nullptr, merger.input());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sync_and_check_interrupt();
+	}
 	merger.merge((uint32_t) total, 0, out);
 }
 
