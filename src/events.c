@@ -24,10 +24,14 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-/* Frees the core's events when the memory context goes away (statement abort included). */
+/*
+ * Frees the core's events of a work (its storage at *storage, in the
+ * work's palloc'd arg) when the memory context goes away (statement abort
+ * included), and when the call is done with them.
+ */
 typedef struct EventsHolder
 {
-	void	   *storage;
+	void	  **storage;
 	MemoryContextCallback callback;
 } EventsHolder;
 
@@ -36,15 +40,16 @@ EventsHolderRelease(void *arg)
 {
 	EventsHolder *holder = arg;
 
-	geoacc_events_free(holder->storage);
-	holder->storage = NULL;
+	geoacc_events_free(*holder->storage);
+	*holder->storage = NULL;
 }
 
 static EventsHolder *
-EventsHolderNew(void)
+EventsHolderNew(void **storage)
 {
 	EventsHolder *holder = palloc0(sizeof(EventsHolder));
 
+	holder->storage = storage;
 	holder->callback.func = EventsHolderRelease;
 	holder->callback.arg = holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->callback);
@@ -133,15 +138,20 @@ PositionAt(const GeoaccLine *line, uint32 seg, double t)
 
 /* ------------------------------------------------------------ encounters */
 
+/*
+ * The encounters as a work: its inputs and outputs in the arg by value (the
+ * trajectories' arrays and the core's events outside it), run() calling the
+ * core only.
+ */
 typedef struct EncountersRun
 {
-	const GeoaccTrajectories *a;
-	const GeoaccTrajectories *b;	/* NULL: a self-join */
+	GeoaccTrajectories a;
+	GeoaccTrajectories b;
+	bool		self;			/* a with itself: b unused */
 	double		distance;
 	double		max_gap;
 	GeoaccJoinMethod method;
 	bool		speeds;
-	EventsHolder *holder;
 	GeoaccEncounters result;
 	GeoaccJoinStats stats;
 } EncountersRun;
@@ -150,14 +160,12 @@ static GeoaccStatus
 EncountersOn(GeoaccDevice device, void *arg)
 {
 	EncountersRun *r = arg;
-	GeoaccStatus status;
 
 	/* a run on the CPU after the GPU failed starts afresh */
-	EventsHolderRelease(r->holder);
-	status = geoacc_encounters(device, r->a, r->b, r->distance, r->max_gap, r->method, r->speeds, &r->result,
-							   &r->stats);
-	r->holder->storage = r->result.storage;
-	return status;
+	geoacc_events_free(r->result.storage);
+	memset(&r->result, 0, sizeof(r->result));
+	return geoacc_encounters(device, &r->a, r->self ? NULL : &r->b, r->distance, r->max_gap, r->method, r->speeds,
+							 &r->result, &r->stats);
 }
 
 /*
@@ -188,8 +196,9 @@ gpu_encounters(PG_FUNCTION_ARGS)
 				b;
 	GeoaccTrajectories va,
 				vb;
-	EncountersRun run = {0};
-	GeoaccWork	work = {EncountersOn, &run, {0, 0}, false};
+	EncountersRun *run = palloc0(sizeof(EncountersRun));
+	EventsHolder *holder = EventsHolderNew(&run->result.storage);
+	GeoaccWork	work = {EncountersOn, run, {0, 0}, false};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -197,6 +206,7 @@ gpu_encounters(PG_FUNCTION_ARGS)
 				previous_b = 0;
 	int32		number = 0;
 	uint64		kept = 0;
+	uint64		encounters;
 
 	GeoaccStagesStart(&stages);
 	InitMaterializedSRF(fcinfo, 0);
@@ -241,21 +251,21 @@ gpu_encounters(PG_FUNCTION_ARGS)
 	vb = GeoaccJoinTracksView(&b);
 	GeoaccStagesLap(&stages, "prepare");
 
-	run.a = &va;
-	run.b = self ? NULL : &vb;
-	run.distance = distance;
-	run.max_gap = (double) max_gap / USECS_PER_SEC;
-	run.method = method;
-	run.speeds = speeds;
-	run.holder = EventsHolderNew();
-	work.need = geoacc_encounters_need(&va, run.b);
+	run->a = va;
+	run->b = vb;
+	run->self = self;
+	run->distance = distance;
+	run->max_gap = (double) max_gap / USECS_PER_SEC;
+	run->method = method;
+	run->speeds = speeds;
+	work.need = geoacc_encounters_need(&va, self ? NULL : &vb);
 	device = GeoaccCallRun("gpu_encounters",
 						   (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)), &work);
 	GeoaccStagesLap(&stages, "events");
 
-	for (uint64 i = 0; i < run.result.count; i++)
+	for (uint64 i = 0; i < run->result.count; i++)
 	{
-		const GeoaccEncounter *e = &run.result.items[i];
+		const GeoaccEncounter *e = &run->result.items[i];
 		const JoinRows *b_side = self ? &a_rows : &b_rows;
 		Datum		values[10];
 		bool		nulls[10] = {false};
@@ -287,24 +297,26 @@ gpu_encounters(PG_FUNCTION_ARGS)
 			CHECK_FOR_INTERRUPTS();
 	}
 	GeoaccStagesLap(&stages, "tuples");
-	EventsHolderRelease(run.holder);
+	encounters = run->result.count;
+	EventsHolderRelease(holder);
 	MemoryContextDelete(geometries);
 	GeoaccStagesLap(&stages, "release");
 	elog(DEBUG1, "gpu_encounters: on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
 		 " candidates, " UINT64_FORMAT " segment pairs merged into " UINT64_FORMAT " encounters, " UINT64_FORMAT
-		 " kept; %s", device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", run.stats.queries, run.stats.entries,
-		 run.stats.candidates, run.stats.rows, (uint64) run.result.count, kept, GeoaccStagesText(&stages));
+		 " kept; %s", device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", run->stats.queries, run->stats.entries,
+		 run->stats.candidates, run->stats.rows, encounters, kept,
+		 GeoaccStagesText(&stages));
 	return (Datum) 0;
 }
 
 /* ------------------------------------------------------------------ stops */
 
+/* The stops as a work (as EncountersRun). */
 typedef struct StopsRun
 {
-	const GeoaccTrajectories *t;
+	GeoaccTrajectories t;
 	double		max_diameter;
 	double		min_duration;
-	EventsHolder *holder;
 	GeoaccStops result;
 } StopsRun;
 
@@ -312,12 +324,10 @@ static GeoaccStatus
 StopsOn(GeoaccDevice device, void *arg)
 {
 	StopsRun   *r = arg;
-	GeoaccStatus status;
 
-	EventsHolderRelease(r->holder);
-	status = geoacc_stops(device, r->t, r->max_diameter, r->min_duration, &r->result);
-	r->holder->storage = r->result.storage;
-	return status;
+	geoacc_events_free(r->result.storage);
+	memset(&r->result, 0, sizeof(r->result));
+	return geoacc_stops(device, &r->t, r->max_diameter, r->min_duration, &r->result);
 }
 
 /* The centroid of points first .. last of a line (in its own coordinates), as a POINT. */
@@ -354,8 +364,9 @@ gpu_stops(PG_FUNCTION_ARGS)
 	bool		geodetic;
 	JoinTracks	tracks;
 	GeoaccTrajectories view;
-	StopsRun	run = {0};
-	GeoaccWork	work = {StopsOn, &run, {0, 0}, false};
+	StopsRun   *run = palloc0(sizeof(StopsRun));
+	EventsHolder *holder = EventsHolderNew(&run->result.storage);
+	GeoaccWork	work = {StopsOn, run, {0, 0}, false};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -383,17 +394,16 @@ gpu_stops(PG_FUNCTION_ARGS)
 	view = GeoaccJoinTracksView(&tracks);
 	GeoaccStagesLap(&stages, "prepare");
 
-	run.t = &view;
-	run.max_diameter = max_diameter;
-	run.min_duration = (double) min_duration / USECS_PER_SEC;
-	run.holder = EventsHolderNew();
+	run->t = view;
+	run->max_diameter = max_diameter;
+	run->min_duration = (double) min_duration / USECS_PER_SEC;
 	work.need = geoacc_stops_need(&view);
 	device = GeoaccCallRun("gpu_stops", (int64) tracks.npoints, &work);
 	GeoaccStagesLap(&stages, "events");
 
-	for (uint64 i = 0; i < run.result.count; i++)
+	for (uint64 i = 0; i < run->result.count; i++)
 	{
-		const GeoaccStop *s = &run.result.items[i];
+		const GeoaccStop *s = &run->result.items[i];
 		const uint32 base = tracks.offsets[s->traj];
 		Datum		values[6];
 		bool		nulls[6] = {false};
@@ -401,7 +411,7 @@ gpu_stops(PG_FUNCTION_ARGS)
 		Datum		end = TimeFromEpoch(tracks.m[s->last]);
 
 		/* rows of one id follow each other: their stops are numbered on */
-		number = i > 0 && tracks.ids[run.result.items[i - 1].traj] == tracks.ids[s->traj] ? number + 1 : 1;
+		number = i > 0 && tracks.ids[run->result.items[i - 1].traj] == tracks.ids[s->traj] ? number + 1 : 1;
 		values[0] = Int64GetDatum(tracks.ids[s->traj]);
 		values[1] = Int32GetDatum(number);
 		values[2] = start;
@@ -411,11 +421,11 @@ gpu_stops(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	GeoaccStagesLap(&stages, "tuples");
-	EventsHolderRelease(run.holder);
-	MemoryContextDelete(geometries);
 	elog(DEBUG1, "gpu_stops: on the %s, " UINT64_FORMAT " fixes of %u trajectories, " UINT64_FORMAT " stops; %s",
-		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", tracks.npoints, tracks.count, (uint64) run.result.count,
+		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", tracks.npoints, tracks.count, (uint64) run->result.count,
 		 GeoaccStagesText(&stages));
+	EventsHolderRelease(holder);
+	MemoryContextDelete(geometries);
 	return (Datum) 0;
 }
 
@@ -506,11 +516,11 @@ CompareZones(const void *x, const void *y)
 	return a->order < b->order ? -1 : (a->order > b->order);
 }
 
+/* The zone visits as a work (as EncountersRun). */
 typedef struct VisitsRun
 {
-	const GeoaccTrajectories *t;
-	const GeoaccZones *zones;
-	EventsHolder *holder;
+	GeoaccTrajectories t;
+	GeoaccZones zones;
 	GeoaccVisits result;
 } VisitsRun;
 
@@ -518,12 +528,10 @@ static GeoaccStatus
 VisitsOn(GeoaccDevice device, void *arg)
 {
 	VisitsRun  *r = arg;
-	GeoaccStatus status;
 
-	EventsHolderRelease(r->holder);
-	status = geoacc_zone_visits(device, r->t, r->zones, &r->result);
-	r->holder->storage = r->result.storage;
-	return status;
+	geoacc_events_free(r->result.storage);
+	memset(&r->result, 0, sizeof(r->result));
+	return geoacc_zone_visits(device, &r->t, &r->zones, &r->result);
 }
 
 /*
@@ -550,8 +558,9 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 	double	   *zx;
 	double	   *zy;
 	uint64		npoints = 0;
-	VisitsRun	run = {0};
-	GeoaccWork	work = {VisitsOn, &run, {0, 0}, false};
+	VisitsRun  *run = palloc0(sizeof(VisitsRun));
+	EventsHolder *holder = EventsHolderNew(&run->result.storage);
+	GeoaccWork	work = {VisitsOn, run, {0, 0}, false};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -630,17 +639,16 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 	zones.y = zy;
 	GeoaccStagesLap(&stages, "prepare");
 
-	run.t = &view;
-	run.zones = &zones;
-	run.holder = EventsHolderNew();
+	run->t = view;
+	run->zones = zones;
 	work.need = geoacc_zone_visits_need(&view, &zones);
 	device = GeoaccCallRun("gpu_zone_visits", (int64) (tracks.npoints - tracks.count), &work);
 	GeoaccStagesLap(&stages, "events");
 
-	for (uint64 i = 0; i < run.result.count; i++)
+	for (uint64 i = 0; i < run->result.count; i++)
 	{
-		const GeoaccVisit *v = &run.result.items[i];
-		const GeoaccVisit *before = i > 0 ? &run.result.items[i - 1] : NULL;
+		const GeoaccVisit *v = &run->result.items[i];
+		const GeoaccVisit *before = i > 0 ? &run->result.items[i - 1] : NULL;
 		Datum		values[6];
 		bool		nulls[6] = {false};
 		Datum		enter = TimeFromEpoch(v->enter);
@@ -657,10 +665,10 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	GeoaccStagesLap(&stages, "tuples");
-	EventsHolderRelease(run.holder);
-	MemoryContextDelete(geometries);
 	elog(DEBUG1, "gpu_zone_visits: on the %s, " UINT64_FORMAT " segments, %u zones, " UINT64_FORMAT " visits; %s",
 		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", tracks.npoints - tracks.count, reading.count,
-		 (uint64) run.result.count, GeoaccStagesText(&stages));
+		 (uint64) run->result.count, GeoaccStagesText(&stages));
+	EventsHolderRelease(holder);
+	MemoryContextDelete(geometries);
 	return (Datum) 0;
 }
