@@ -343,6 +343,7 @@ geoacc_encounters(GeoaccDevice device, const GeoaccTrajectories *a, const Geoacc
 			const uint64_t nq = join->job.a.size();
 			HostVector<GeoaccJoinRow> rows;
 			HostVector<EventFragment> block;
+			size_t		merged = 0;	/* fragments after the last merge */
 
 			for (uint64_t q0 = 0; q0 < nq;)
 			{
@@ -358,6 +359,12 @@ geoacc_encounters(GeoaccDevice device, const GeoaccTrajectories *a, const Geoacc
 						block.push_back(event_from_row(r));
 					event_merge(block, max_gap);
 					fragments.insert(fragments.end(), block.begin(), block.end());
+				}
+				/* the pieces of one encounter from many blocks join up: merged as they double, memory stays small */
+				if (fragments.size() >= 2 * merged + (size_t(1) << 20))
+				{
+					event_merge(fragments, max_gap);
+					merged = fragments.size();
 				}
 				q0 = q1;
 			}
