@@ -48,6 +48,11 @@ OBJS += src/segment_join.o
 INSTALL_SQL += sql/install/segment_join.sql
 REGRESS += segment_join
 
+# events: encounters, stops and zone visits on the segment join
+OBJS += src/events.o
+INSTALL_SQL += sql/install/events.sql
+REGRESS += events
+
 # geography: the trajectory functions in metres on longitude and latitude
 REGRESS += geography
 

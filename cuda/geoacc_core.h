@@ -826,6 +826,129 @@ void		geoacc_trajectory_parts_free(GeoaccTrajectoryParts *parts);
  */
 uint64_t	geoacc_make_trajectories_device_bytes(uint32_t nfixes);
 
+/* --------------------------------------------------------- vessel events */
+
+/*
+ * An encounter of trajectory a_traj (of a) with b_traj (of b, or of a for
+ * a self-join): a maximal union of the intervals of their segment pairs
+ * within the distance (geoacc_segment_join's [t_start, t_end]) that
+ * overlap, touch or lie at most max_gap apart.  The closest approach in it
+ * is at cpa_time, cpa_distance apart, on segment a_seg of a_traj and b_seg
+ * of b_traj (the smallest distance, then the earliest time, then the lowest
+ * segments).  a_speed and b_speed: each trajectory's median speed over
+ * [start, end] (see events.h), NAN unless asked for.
+ */
+typedef struct GeoaccEncounter
+{
+	uint32_t	a_traj;
+	uint32_t	b_traj;
+	uint32_t	a_seg;
+	uint32_t	b_seg;
+	double		start;
+	double		end;
+	double		cpa_time;
+	double		cpa_distance;
+	double		a_speed;
+	double		b_speed;
+} GeoaccEncounter;
+
+/* Events allocated by the core, ordered by (a_traj, b_traj, start); free them with geoacc_events_free(). */
+typedef struct GeoaccEncounters
+{
+	uint64_t	count;
+	const GeoaccEncounter *items;
+	void	   *storage;		/* the core's */
+} GeoaccEncounters;
+
+/*
+ * The encounters of the trajectories of a with those of b (NULL: of a with
+ * each other, a_traj < b_traj) within `distance`, as geoacc_segment_join
+ * finds the segment pairs (the same rules for z and the method).  On the GPU
+ * the segment pairs never leave the device: each batch of them is merged
+ * into pieces of encounters there, and only the pieces come back.  With
+ * speeds, the median speeds are computed.  stats may be NULL.
+ */
+GeoaccStatus geoacc_encounters(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
+							   double distance, double max_gap, GeoaccJoinMethod method, int speeds,
+							   GeoaccEncounters *out, GeoaccJoinStats *stats);
+
+/* Device memory of geoacc_encounters() on the GPU. */
+GeoaccDeviceNeed geoacc_encounters_need(const GeoaccTrajectories *a, const GeoaccTrajectories *b);
+
+/* A stop of trajectory traj: its points first .. last (indices of the trajectories' arrays). */
+typedef struct GeoaccStop
+{
+	uint32_t	traj;
+	uint32_t	first;
+	uint32_t	last;
+} GeoaccStop;
+
+typedef struct GeoaccStops
+{
+	uint64_t	count;
+	const GeoaccStop *items;
+	void	   *storage;
+} GeoaccStops;
+
+/*
+ * The stops of each trajectory (events.h, stops_of): runs of fixes whose
+ * box has a diagonal of at most max_diameter (X Y, and Z when t has z),
+ * lasting at least min_duration (>= 0) seconds of m.  Ordered by
+ * trajectory, then time.
+ */
+GeoaccStatus geoacc_stops(GeoaccDevice device, const GeoaccTrajectories *t, double max_diameter,
+						  double min_duration, GeoaccStops *out);
+
+/* Device memory of geoacc_stops() on the GPU. */
+GeoaccDeviceNeed geoacc_stops_need(const GeoaccTrajectories *t);
+
+/*
+ * Polygons: zone z is the rings zone_rings[z] .. zone_rings[z + 1] - 1,
+ * ring r the points ring_points[r] .. ring_points[r + 1] - 1 of x and y,
+ * closed (its last point its first), at least 4 points.  The rings of a
+ * zone are its polygons' shells and holes, in any order.
+ */
+typedef struct GeoaccZones
+{
+	uint32_t	nzones;
+	const uint32_t *zone_rings;	/* nzones + 1 */
+	const uint32_t *ring_points;	/* rings + 1 */
+	const double *x;
+	const double *y;
+} GeoaccZones;
+
+/* A visit of trajectory traj to zone zone, from enter to exit (times in m). */
+typedef struct GeoaccVisit
+{
+	uint32_t	traj;
+	uint32_t	zone;
+	double		enter;
+	double		exit;
+} GeoaccVisit;
+
+typedef struct GeoaccVisits
+{
+	uint64_t	count;
+	const GeoaccVisit *items;
+	void	   *storage;
+} GeoaccVisits;
+
+/*
+ * The visits of each trajectory to each zone, in X Y: the maximal times
+ * during which the linearly moving point is inside the zone or on its
+ * boundary (instants alone, such as touching a corner, are no visit); a
+ * trajectory inside at its first point enters then, and one inside at its
+ * last leaves then.  Ordered by (traj, zone, enter).
+ */
+GeoaccStatus geoacc_zone_visits(GeoaccDevice device, const GeoaccTrajectories *t, const GeoaccZones *zones,
+								GeoaccVisits *out);
+
+/* Device memory of geoacc_zone_visits() on the GPU. */
+GeoaccDeviceNeed geoacc_zone_visits_need(const GeoaccTrajectories *t, const GeoaccZones *zones);
+
+/* Free events returned by geoacc_encounters, geoacc_stops or geoacc_zone_visits (storage NULL is fine). */
+void		geoacc_events_free(void *storage);
+
 #ifdef __cplusplus
 }
 #endif

@@ -515,22 +515,62 @@ join_batch_slots(uint64_t default_slots)
 
 using namespace geoacc;
 
-/* A join in progress: the job, the device's runner, the rows of the last block not yet handed out. */
-struct GeoaccSegmentJoin
-{
-	JoinJob		job;
-	std::unique_ptr<JoinRunner> runner;
-	HostVector<GeoaccJoinRow> pending;
-	size_t		pending_next = 0;
-	uint64_t	next_query = 0;
-	GeoaccJoinStats stats;
-};
-
 extern "C" void
 geoacc_segment_join_set_buffers(uint32_t query_slots, uint64_t batch_slots)
 {
 	query_slots_setting = query_slots;
 	batch_slots_setting = batch_slots;
+}
+
+void
+geoacc::segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
+						  double distance, GeoaccJoinMethod method, DeviceRowSink *sink, GeoaccSegmentJoin **join)
+{
+	(void) sink;				/* used by the GPU runner only */
+	if (a == nullptr || join == nullptr)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the trajectories a and the join handle are required");
+	if (!std::isfinite(distance) || !(distance > 0))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the distance must be a positive, finite number (it is %g)", distance);
+	if (method < GEOACC_JOIN_AUTO || method > GEOACC_JOIN_SPATIOTEMPORAL)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown join method %d", (int) method);
+
+	const double start = now_ms();
+
+	check_trajectories(*a, "a");
+	if (b)
+		check_trajectories(*b, "b");
+
+	auto		h = std::make_unique<GeoaccSegmentJoin>();
+	JoinJob    &job = h->job;
+	const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
+
+	double		max_abs = 0;
+
+	memset(&h->stats, 0, sizeof(h->stats));
+	job.a = segments_of(*a, with_z, "a", &max_abs);
+	if (b)
+		job.b = segments_of(*b, with_z, "b", &max_abs);
+	job.params.dims = with_z ? 3 : 2;
+	job.params.self = b == nullptr;
+	job.params.distance = distance;
+	/* a margin for the rounding of positions: the boxes must not drop a pair the exact test keeps */
+	job.params.reach = distance + (distance + max_abs) * 1e-12;
+	h->stats.segments_ms = now_ms() - start;
+
+	const HostVector<JoinSegment> &entries = job.entries();
+
+	/* the layered spatiotemporal index visits the fewest entries on every data set measured */
+	job.method = method != GEOACC_JOIN_AUTO ? method : GEOACC_JOIN_SPATIOTEMPORAL;
+	h->stats.method = job.method;
+	h->stats.queries = job.a.size();
+	h->stats.entries = entries.size();
+	if (job.a.empty() || entries.empty())
+		;					/* no pairs: no index */
+	else if (device == GEOACC_DEVICE_GPU)
+		GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job, h->stats, sink));
+	else
+		h->runner = std::make_unique<CpuJoinRunner>(job, h->stats);
+	*join = h.release();
 }
 
 extern "C" GeoaccStatus
@@ -539,52 +579,7 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 {
 	if (join)
 		*join = nullptr;
-	return guarded([&] {
-		if (a == nullptr || join == nullptr)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "the trajectories a and the join handle are required");
-		if (!std::isfinite(distance) || !(distance > 0))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "the distance must be a positive, finite number (it is %g)", distance);
-		if (method < GEOACC_JOIN_AUTO || method > GEOACC_JOIN_SPATIOTEMPORAL)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "unknown join method %d", (int) method);
-
-		const double start = now_ms();
-
-		check_trajectories(*a, "a");
-		if (b)
-			check_trajectories(*b, "b");
-
-		auto		h = std::make_unique<GeoaccSegmentJoin>();
-		JoinJob    &job = h->job;
-		const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
-
-		double		max_abs = 0;
-
-		memset(&h->stats, 0, sizeof(h->stats));
-		job.a = segments_of(*a, with_z, "a", &max_abs);
-		if (b)
-			job.b = segments_of(*b, with_z, "b", &max_abs);
-		job.params.dims = with_z ? 3 : 2;
-		job.params.self = b == nullptr;
-		job.params.distance = distance;
-		/* a margin for the rounding of positions: the boxes must not drop a pair the exact test keeps */
-		job.params.reach = distance + (distance + max_abs) * 1e-12;
-		h->stats.segments_ms = now_ms() - start;
-
-		const HostVector<JoinSegment> &entries = job.entries();
-
-		/* the layered spatiotemporal index visits the fewest entries on every data set measured */
-		job.method = method != GEOACC_JOIN_AUTO ? method : GEOACC_JOIN_SPATIOTEMPORAL;
-		h->stats.method = job.method;
-		h->stats.queries = job.a.size();
-		h->stats.entries = entries.size();
-		if (job.a.empty() || entries.empty())
-			;					/* no pairs: no index */
-		else if (device == GEOACC_DEVICE_GPU)
-			GEOACC_ON_GPU(h->runner = make_gpu_join_runner(job, h->stats));
-		else
-			h->runner = std::make_unique<CpuJoinRunner>(job, h->stats);
-		*join = h.release();
-	});
+	return guarded([&] { segment_join_open(device, a, b, distance, method, nullptr, join); });
 }
 
 /* Segments of a set of trajectories: one fewer than the points of each. */

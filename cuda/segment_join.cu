@@ -618,7 +618,8 @@ download_now(T *host, const T *device, size_t n)
 class GpuJoinRunner : public JoinRunner
 {
 public:
-	GpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job), counters_(device_counters())
+	GpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats, DeviceRowSink *sink)
+		: job_(job), counters_(device_counters()), sink_(sink)
 	{
 		const HostVector<JoinSegment> &e = job.entries();
 		const uint64_t avail = geoacc_gpu_memory_available();
@@ -663,7 +664,10 @@ public:
 		const uint64_t rest = avail - std::min(avail, chunk_bytes);
 
 		query_slots_ = join_query_slots(DEFAULT_QUERY_SLOTS);
-		batch_slots_ = join_batch_slots(std::min<uint64_t>(MAX_BATCH_SLOTS, rest / 2 / SLOT_BYTES));
+		/* a sink's buffers take their share of the batch's half */
+		const uint64_t slot_bytes = SLOT_BYTES + (sink_ ? sink_->bytes_per_slot() : 0);
+
+		batch_slots_ = join_batch_slots(std::min<uint64_t>(MAX_BATCH_SLOTS, rest / 2 / slot_bytes));
 		if (batch_slots_ == 0)
 			fail(GEOACC_ERR_DEVICE_MEMORY, "%llu bytes of device memory are too few for a segment join",
 				 (unsigned long long) avail);
@@ -712,6 +716,8 @@ public:
 		ArenaLayout carve(arena_.data());
 
 		buf_ = lay_out(carve, z);
+		if (sink_)
+			sink_->reserve(slots_);
 		/* each stage writes only its own counts, and the host reads the block whole */
 		GEOACC_CUDA_TRY(cudaMemsetAsync(buf_.counts, 0, sizeof(DeviceCounts), stream()));
 		if (chunks_.size() == 1)
@@ -981,6 +987,13 @@ private:
 		row_kernel<<<blocks_for(n, THREADS), THREADS, 0, stream()>>>(
 			ordered, n, buf_.entries, b.queries, job_.params, buf_.candidates, buf_.candidate_query, buf_.rows);
 		GEOACC_CUDA_CHECK_LAUNCH();
+		/* with a sink, the rows stay on the device */
+		if (sink_)
+		{
+			sink_->take(buf_.rows, n);
+			check_interrupt();
+			return;
+		}
 		pieces.emplace_back(n);
 		download_now(pieces.back().data(), buf_.rows, n);
 		check_interrupt();
@@ -997,6 +1010,7 @@ private:
 
 	const JoinJob &job_;
 	const DeviceCounters counters_;	/* at the start */
+	DeviceRowSink *sink_;		/* NULL: rows are copied out */
 	std::vector<EntryChunk> chunks_;
 	uint32_t	query_slots_ = DEFAULT_QUERY_SLOTS;
 	uint64_t	batch_slots_ = 0;
@@ -1012,9 +1026,9 @@ private:
 }								/* namespace */
 
 std::unique_ptr<JoinRunner>
-make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats)
+make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats, DeviceRowSink *sink)
 {
-	return std::make_unique<GpuJoinRunner>(job, stats);
+	return std::make_unique<GpuJoinRunner>(job, stats, sink);
 }
 
 }								/* namespace geoacc */

@@ -870,9 +870,47 @@ join_row_less(const GeoaccJoinRow &x, const GeoaccJoinRow &y)
 	return x.b_seg < y.b_seg;
 }
 
-/* The GPU runner (segment_join.cu); what its set-up costs goes into stats. */
-std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats);
+/*
+ * What a GPU runner does with each batch's rows where they are, on the
+ * device, instead of copying them out (the encounters of events.cu): it
+ * tells the runner how many device bytes it takes per candidate slot, so
+ * that the runner plans its batches with room for it, gets the batch size
+ * once, then each batch's ordered rows.  The runner then hands out no rows.
+ */
+class DeviceRowSink
+{
+public:
+	virtual ~DeviceRowSink() = default;
+	virtual uint64_t bytes_per_slot() const = 0;
+	virtual void reserve(uint64_t slots) = 0;
+	virtual void take(const GeoaccJoinRow *d_rows, uint32_t n) = 0;
+
+	uint64_t	rows_taken = 0;	/* rows the sink took, for the join's statistics */
+};
+
+/* The GPU runner (segment_join.cu); what its set-up costs goes into stats; with a sink, rows stay on the device. */
+std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats,
+												 DeviceRowSink *sink = nullptr);
+
+/*
+ * geoacc_segment_join_open() with a sink for the GPU runner's rows (NULL:
+ * the rows come out as usual); the CPU twin ignores the sink.
+ */
+void		segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
+							  double distance, GeoaccJoinMethod method, DeviceRowSink *sink,
+							  GeoaccSegmentJoin **join);
 
 }								/* namespace geoacc */
+
+/* A join in progress: the job, the device's runner, the rows of the last block not yet handed out. */
+struct GeoaccSegmentJoin
+{
+	geoacc::JoinJob job;
+	std::unique_ptr<geoacc::JoinRunner> runner;
+	geoacc::HostVector<GeoaccJoinRow> pending;
+	size_t		pending_next = 0;
+	uint64_t	next_query = 0;
+	GeoaccJoinStats stats;
+};
 
 #endif							/* GEOACC_SEGMENT_JOIN_H */

@@ -350,6 +350,7 @@ typedef struct GeoaccLines
 #define GEOACC_POLYGONTYPE 3
 #define GEOACC_MULTIPOINTTYPE 4
 #define GEOACC_MULTILINETYPE 5
+#define GEOACC_MULTIPOLYGONTYPE 6
 #define GEOACC_POLYHEDRALSURFACETYPE 13
 #define GEOACC_TRIANGLETYPE 14
 #define GEOACC_TINTYPE 15
@@ -421,6 +422,33 @@ typedef struct GeoaccPoint
  * from a table row, PG_DETOAST_DATUM_PACKED) for a point.
  */
 void		GeoaccPointFromGeometry(const struct varlena *geom, GeoaccPoint *point);
+
+/* A POINT geometry datum (X Y, or X Y Z) in PostGIS 3's serialized form. */
+Datum		GeoaccPointToGeometry(const double *coords, bool has_z, int32 srid);
+
+/* One ring of a polygon, read in place: npoints points of ndims doubles (unaligned: read with memcpy). */
+typedef struct GeoaccRing
+{
+	uint32		npoints;
+	int			ndims;
+	const uint8 *coords;
+} GeoaccRing;
+
+/* Rings of polygons, gathered. */
+typedef struct GeoaccRings
+{
+	int32		srid;			/* of the last geometry read */
+	bool		geodetic;
+	uint32		count;
+	uint32		max_count;
+	GeoaccRing *rings;			/* palloc'd */
+} GeoaccRings;
+
+/*
+ * Append the rings of a POLYGON or MULTIPOLYGON (shells and holes alike) to
+ * rings; any other type raises an ERROR naming `what`.
+ */
+void		GeoaccRingsFromGeometry(const struct varlena *geom, GeoaccRings *rings, const char *what);
 
 /*
  * ST_Simplify's collapsed line: more than two vertices simplified to two
@@ -512,6 +540,85 @@ typedef struct GeoaccEnu
 
 bool		GeoaccEnuInit(GeoaccEnu *f, const GeoaccDirection *sum);
 void		GeoaccEnuProject(const GeoaccEnu *f, double lon, double lat, double height, double enu[3]);
+
+
+/* ------------------------ trajectory sets of the joins (segment_join.c) */
+
+/*
+ * The trajectories of the functions built on the segment join
+ * (gpu_segment_join, and the vessel events of events.c): read from an
+ * inner query, checked (one SRID, all geometry or all geography, a
+ * LINESTRING M or ZM with M increasing), then laid out as the core takes
+ * them, in id order.
+ */
+/* One row's trajectory as read and checked; its points stay in the geometry until laid out. */
+typedef struct JoinRow
+{
+	int64		id;
+	uint32		order;			/* among the rows kept, for a stable sort by id */
+	GeoaccLine	line;
+} JoinRow;
+
+/*
+ * The trajectories of one inner query (or array) as read: the rows of at
+ * least two points, their geometries (detoasted) in `geometries`, one
+ * context for both sides of a call.
+ */
+typedef struct JoinRows
+{
+	uint32		count;
+	uint32		max_count;
+	uint64		npoints;
+	JoinRow    *rows;
+	MemoryContext geometries;
+	char	   *store_next;		/* free room in the current block of geometries read by a query */
+	Size		store_left;
+	Size		store_block;	/* bytes of the last block */
+} JoinRows;
+
+/* The trajectories in the core's layout, in id order, with their ids. */
+typedef struct JoinTracks
+{
+	uint32		count;
+	uint64		npoints;
+	int64	   *ids;
+	uint32	   *offsets;		/* count + 1 */
+	double	   *x;
+	double	   *y;
+	double	   *z;				/* NULL: measured in X Y */
+	double	   *m;
+} JoinTracks;
+
+/* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
+typedef struct JoinSrid
+{
+	bool		set;
+	int32		srid;
+	bool		geodetic;
+	char	   *first;
+	bool		use_z;			/* measure Z (every trajectory must have it) */
+	GeoaccDirection direction;	/* geography: the sum of the points' directions */
+} JoinSrid;
+
+/* Start reading trajectories; their geometries are kept in `geometries` until laid out. */
+void		GeoaccJoinRowsInit(JoinRows *t, MemoryContext geometries);
+
+/* Run an inner query of (id, traj) rows, argument `argname`, and keep each row's trajectory. */
+void		GeoaccJoinRowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname);
+
+/*
+ * The rows' trajectories in the core's layout and in id order (rows->rows
+ * sorted so too): Z kept where with_z, the height where use_z, a geography
+ * projected to the east-north-up frame.
+ */
+JoinTracks	GeoaccJoinTracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame);
+GeoaccTrajectories GeoaccJoinTracksView(const JoinTracks *t);
+
+/* ERROR where two trajectories of a self-join share an id. */
+void		GeoaccJoinCheckSelfIds(const JoinTracks *t);
+
+/* A join method by its name (any case); ERROR for an unknown one. */
+GeoaccJoinMethod GeoaccJoinMethodFromText(const char *name);
 
 /* ------------------------------------------ PostGIS rasters (raster_wkb.c) */
 

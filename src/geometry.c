@@ -761,6 +761,102 @@ GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntr
 	return PointerGetDatum(g);
 }
 
+/*
+ * A POINT (X Y, or X Y Z with has_z) in PostGIS 3's serialized form: no
+ * bounding box (PostGIS stores none for a point).
+ */
+Datum
+GeoaccPointToGeometry(const double *coords, bool has_z, int32 srid)
+{
+	const int	nd = has_z ? 3 : 2;
+	const Size	size = 8 + 8 + nd * sizeof(double);
+	uint8	   *g = palloc0(size);
+	uint8	   *p = g + 4;
+	uint32		type = GEOACC_POINTTYPE;
+	uint32		one = 1;
+
+	SET_VARSIZE(g, size);
+	p[0] = (uint8) ((srid & 0x001F0000) >> 16);
+	p[1] = (uint8) ((srid & 0x0000FF00) >> 8);
+	p[2] = (uint8) (srid & 0x000000FF);
+	p[3] = GS2_FLAG_VERSION | (has_z ? GS_FLAG_Z : 0);
+	p += 4;
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &one, 4);
+	memcpy(p + 8, coords, nd * sizeof(double));
+	return PointerGetDatum(g);
+}
+
+/* The rings of the POLYGON whose type word is at p, appended to *rings; returns the end of the polygon. */
+static const uint8 *
+ReadPolygonBody(const GeometryHeader *h, const uint8 *p, GeoaccRings *rings, const char *what)
+{
+	const int	nd = 2 + h->has_z + h->has_m;
+	const uint32 nrings = ReadU32(p + 4, h->end, what);
+	const uint8 *counts = p + 8;
+	const uint8 *coords = counts + (Size) nrings * 4 + ((nrings % 2) ? 4 : 0);
+
+	/* every ring takes at least its count: a count past the end is corruption */
+	if ((uint64) nrings * 4 > (uint64) (h->end - counts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s: geometry value is truncated", what)));
+	for (uint32 r = 0; r < nrings; r++)
+	{
+		const uint32 npoints = ReadU32(counts + (Size) r * 4, h->end, what);
+
+		if ((uint64) npoints * nd * sizeof(double) > (uint64) (h->end - coords))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s: geometry value is truncated", what)));
+		if (rings->count == rings->max_count)
+		{
+			rings->max_count = Max(16, rings->max_count * 2);
+			rings->rings = rings->rings ? repalloc_huge(rings->rings, (Size) rings->max_count * sizeof(GeoaccRing))
+				: palloc_extended((Size) rings->max_count * sizeof(GeoaccRing), MCXT_ALLOC_HUGE);
+		}
+		rings->rings[rings->count].npoints = npoints;
+		rings->rings[rings->count].ndims = nd;
+		rings->rings[rings->count].coords = coords;
+		rings->count++;
+		coords += (Size) npoints * nd * sizeof(double);
+	}
+	return coords;
+}
+
+void
+GeoaccRingsFromGeometry(const struct varlena *geom, GeoaccRings *rings, const char *what)
+{
+	GeometryHeader h;
+	uint32		type;
+
+	ReadHeader(geom, &h);
+	memcpy(&type, h.body, sizeof(type));
+	rings->srid = h.srid;
+	rings->geodetic = h.geodetic;
+	if (type == GEOACC_POLYGONTYPE)
+		ReadPolygonBody(&h, h.body, rings, what);
+	else if (type == GEOACC_MULTIPOLYGONTYPE)
+	{
+		const uint32 n = ReadU32(h.body + 4, h.end, what);
+		const uint8 *p = h.body + 8;
+
+		for (uint32 i = 0; i < n; i++)
+		{
+			if (ReadU32(p, h.end, what) != GEOACC_POLYGONTYPE)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("%s: part %u of a MultiPolygon is not a Polygon", what, i + 1)));
+			p = ReadPolygonBody(&h, p, rings, what);
+		}
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is a %s, not a Polygon or a MultiPolygon", what, GeoaccGeometryTypeName(type)),
+				 errhint("Zones are POLYGON or MULTIPOLYGON geometries in the trajectories' SRID.")));
+}
+
 void
 GeoaccPointFromGeometry(const struct varlena *geom, GeoaccPoint *point)
 {

@@ -33,57 +33,8 @@
 /* rows per batch from the GPU service: fewer round trips */
 #define SERVICE_BATCH_ROWS 65536
 
-/* One row's trajectory as read and checked; its points stay in the geometry until laid out. */
-typedef struct JoinRow
-{
-	int64		id;
-	uint32		order;			/* among the rows kept, for a stable sort by id */
-	GeoaccLine	line;
-} JoinRow;
-
-/*
- * The trajectories of one inner query (or array) as read: the rows of at
- * least two points, their geometries (detoasted) in `geometries`, one
- * context for both sides of a call.
- */
-typedef struct JoinRows
-{
-	uint32		count;
-	uint32		max_count;
-	uint64		npoints;
-	JoinRow    *rows;
-	MemoryContext geometries;
-	char	   *store_next;		/* free room in the current block of geometries read by a query */
-	Size		store_left;
-	Size		store_block;	/* bytes of the last block */
-} JoinRows;
-
 /* Bytes of a block of the geometries read by a query, at most. */
 #define GEOMETRY_BLOCK ((Size) 8 << 20)
-
-/* The trajectories in the core's layout, in id order, with their ids. */
-typedef struct JoinTracks
-{
-	uint32		count;
-	uint64		npoints;
-	int64	   *ids;
-	uint32	   *offsets;		/* count + 1 */
-	double	   *x;
-	double	   *y;
-	double	   *z;				/* NULL: measured in X Y */
-	double	   *m;
-} JoinTracks;
-
-/* What every trajectory of a call must share (the SRID, geometry or geography), and the row that set it. */
-typedef struct JoinSrid
-{
-	bool		set;
-	int32		srid;
-	bool		geodetic;
-	char	   *first;
-	bool		use_z;			/* measure Z (every trajectory must have it) */
-	GeoaccDirection direction;	/* geography: the sum of the points' directions */
-} JoinSrid;
 
 /*
  * Room for `bytes` of fresh memory, aligned to a huge page where it spans
@@ -130,8 +81,8 @@ RowsKeep(JoinRows *t, const struct varlena *geom)
 	return copy;
 }
 
-static void
-RowsInit(JoinRows *t, MemoryContext geometries)
+void
+GeoaccJoinRowsInit(JoinRows *t, MemoryContext geometries)
 {
 	memset(t, 0, sizeof(*t));
 	t->max_count = 64;
@@ -229,8 +180,8 @@ CompareRows(const void *x, const void *y)
  * projected to east-north-up metres at the centre of the call; Z kept
  * where it is measured (with_z), the height where use_z.
  */
-static JoinTracks
-TracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
+JoinTracks
+GeoaccJoinTracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
 {
 	JoinTracks	t;
 	const Size	n = Max(rows->npoints, 1);
@@ -282,8 +233,8 @@ TracksFromRows(JoinRows *rows, bool with_z, bool use_z, const GeoaccEnu *frame)
 	return t;
 }
 
-static GeoaccTrajectories
-TracksView(const JoinTracks *t)
+GeoaccTrajectories
+GeoaccJoinTracksView(const JoinTracks *t)
 {
 	GeoaccTrajectories v;
 
@@ -330,8 +281,8 @@ JoinReceive(const GeoaccQueryRow *row, void *arg)
 }
 
 /* Run an inner query and keep each row's trajectory. */
-static void
-RowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
+void
+GeoaccJoinRowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
 {
 	JoinReading reading = {t, srid, NULL, CurrentMemoryContext};
 	GeoaccInnerQuery query = {argname, &JoinQueryForm, 1, "(id, trajectory)",
@@ -396,8 +347,8 @@ RowsFromArrays(JoinRows *t, JoinSrid *srid, ArrayType *ids, ArrayType *trajs, co
 	}
 }
 
-static GeoaccJoinMethod
-MethodFromText(const char *name)
+GeoaccJoinMethod
+GeoaccJoinMethodFromText(const char *name)
 {
 	if (pg_strcasecmp(name, "auto") == 0)
 		return GEOACC_JOIN_AUTO;
@@ -472,8 +423,8 @@ DistanceFromArg(double distance)
  * and its number in the row: two rows with one id would be paired with
  * each other as a_id = b_id and their segments could not be told apart.
  */
-static void
-CheckSelfJoinIds(const JoinTracks *t)
+void
+GeoaccJoinCheckSelfIds(const JoinTracks *t)
 {
 	for (uint32 i = 1; i < t->count; i++)
 		if (t->ids[i] == t->ids[i - 1])
@@ -675,14 +626,14 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
-	a = TracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+	a = GeoaccJoinTracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	if (self)
-		CheckSelfJoinIds(&a);
-	b = self ? a : TracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+		GeoaccJoinCheckSelfIds(&a);
+	b = self ? a : GeoaccJoinTracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	/* the points are laid out: the geometries they came from are no longer needed */
 	MemoryContextDelete(a_rows->geometries);
-	va = TracksView(&a);
-	vb = TracksView(&b);
+	va = GeoaccJoinTracksView(&a);
+	vb = GeoaccJoinTracksView(&b);
 	GeoaccStagesLap(stages, "prepare");
 
 	run.rsinfo = rsinfo;
@@ -740,13 +691,13 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	srid.use_z = PG_GETARG_BOOL(4);
 	distance = DistanceFromArg(PG_GETARG_FLOAT8(2));
-	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+	method = GeoaccJoinMethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
 	geometries = AllocSetContextCreate(CurrentMemoryContext, "gpu_segment_join geometries", ALLOCSET_DEFAULT_SIZES);
-	RowsInit(&a_rows, geometries);
-	RowsInit(&b_rows, geometries);
-	RowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	GeoaccJoinRowsInit(&a_rows, geometries);
+	GeoaccJoinRowsInit(&b_rows, geometries);
+	GeoaccJoinRowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	if (!self)
-		RowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
+		GeoaccJoinRowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
 	GeoaccStagesLap(&stages, "read");
 	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &stages);
 	return (Datum) 0;
@@ -781,10 +732,10 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 				 errmsg("b_ids and b must both be NULL (a self-join of a) or both be given")));
 	srid.use_z = PG_GETARG_BOOL(6);
 	distance = DistanceFromArg(PG_GETARG_FLOAT8(4));
-	method = MethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(5)));
+	method = GeoaccJoinMethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(5)));
 	geometries = AllocSetContextCreate(CurrentMemoryContext, "gpu_segment_join geometries", ALLOCSET_DEFAULT_SIZES);
-	RowsInit(&a_rows, geometries);
-	RowsInit(&b_rows, geometries);
+	GeoaccJoinRowsInit(&a_rows, geometries);
+	GeoaccJoinRowsInit(&b_rows, geometries);
 	RowsFromArrays(&a_rows, &srid, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), "a");
 	if (!self)
 		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");

@@ -28,4 +28,4 @@ CREATE OR REPLACE FUNCTION gpu_segment_contacts(a_sql text, b_sql text, distance
 		ORDER BY j.a_id, j.b_id;
 	END;
 COMMENT ON FUNCTION gpu_segment_contacts(text, text, float8, text, boolean) IS
-	'gpu_segment_join summed up per pair of trajectories: first and last instant within distance, the time within distance (the segments of a trajectory follow each other, so the intervals add up), the minimum distance and the number of segment pairs';
+	'gpu_segment_join summed up per pair of trajectories: first and last instant within distance, the time within distance (the segments of a trajectory follow each other, so the intervals add up), the minimum distance and the number of segment pairs; separate meetings of a pair are one row here, gpu_encounters gives one row each';

@@ -1000,6 +1000,60 @@ def case_segment_join_scaled(rng):
         "true" if with_z and rng.random() < 0.5 else "false")
 
 
+def case_events(rng):
+    """The vessel events: a third each gpu_encounters against the segment join merged by gaps-and-islands in SQL,
+    gpu_stops against the rule run plainly, gpu_zone_visits against PostGIS's ST_Intersection per segment; or,
+    one case in four, hostile arguments that must end in a result or a clean ERROR."""
+    tracks = lambda: quote(vessels(rng, False, area=rng.choice([100, 500])))
+    if rng.random() < 0.25:
+        good = "SELECT * FROM (%s) t(id, traj)" % vessels(rng, False)
+        bad = rng.choice([
+            good, "SELECT 1::bigint, %s" % hostile_geometry(rng), "SELECT 1, 2", "", "SELECT NULL::bigint, NULL::geometry",
+            "SELECT 1, ''x''::fuzz_evil.geometry", "SELECT 1, %s" % trajectory(rng, rng.randint(2, 5), srid=4326),
+            "SELECT i, %s FROM generate_series(1, 3) i" % trajectory(rng, rng.randint(2, 5)),
+        ])
+        zones = rng.choice([
+            "SELECT 1, ST_MakeEnvelope(0, 0, 100, 100, 32618) AS polygon", "SELECT 1, %s" % hostile_geometry(rng),
+            "SELECT 1, ST_Boundary(ST_MakeEnvelope(0, 0, 1, 1, 32618))", "SELECT NULL::bigint, NULL::geometry",
+            "SELECT 1, ST_MakeEnvelope(0, 0, 1, 1, 3857)", "SELECT 1, 'POLYGON EMPTY'::geometry",
+            "SELECT 1, ST_SetSRID('MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)), EMPTY)'::geometry, 32618)",
+        ])
+        interval = rng.choice(["'0'", "'1 hour'", "'-1 second'", "NULL", "'1000000 years'", "'1 mon'"])
+        sql = rng.choice([
+            "SELECT count(*) FROM gpu_encounters(%s, %s, %s, %s, %s, %s, %s)" % (
+                quote(bad), rng.choice(["NULL", quote(good)]), hostile_float(rng), interval,
+                rng.choice(["'0'", "'10 minutes'", "'-1 day'", "NULL"]), rng.choice(["NULL", hostile_float(rng)]),
+                rng.choice(["'auto'", "'SPATIAL'", "'nope'", "NULL"])),
+            "SELECT count(*) FROM gpu_stops(%s, %s, %s)" % (quote(bad), hostile_float(rng), interval),
+            "SELECT count(*) FROM gpu_zone_visits(%s, %s)" % (quote(bad), quote(zones)),
+        ])
+        return "fuzz_try(%s)" % quote(sql)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return "fuzz_encounters_agree(%s, %r, %r, %s)" % (
+            tracks(), rng.choice([1.0, 10.0, 50.0, 150.0, 400.0]), rng.choice([0.0, 1.0, 30.0, 300.0]),
+            quote(rng.choice(JOIN_METHODS)))
+    if kind == 1:
+        return "fuzz_stops_agree(%s, %r, %r)" % (tracks(), rng.choice([0.0, 5.0, 20.0, 100.0, 1000.0]),
+                                                 rng.choice([0.0, 10.0, 120.0, 600.0]))
+    zones = []
+    for i in range(rng.randint(1, 4)):
+        cx, cy, r = rng.uniform(0, 500), rng.uniform(0, 500), rng.uniform(20, 300)
+        shape = rng.random()
+        if shape < 0.4:
+            g = "ST_Buffer(ST_MakePoint(%r, %r), %r, %d)" % (cx, cy, r, rng.randint(1, 8))
+        elif shape < 0.7:
+            g = "ST_MakeEnvelope(%r, %r, %r, %r)" % (cx - r, cy - r, cx + r, cy + r)
+        elif shape < 0.85:
+            g = "ST_Difference(ST_Buffer(ST_MakePoint(%r, %r), %r, 4), ST_Buffer(ST_MakePoint(%r, %r), %r, 4))" % (
+                cx, cy, r, cx, cy, r / 3)
+        else:
+            g = "ST_Multi(ST_Union(ST_MakeEnvelope(%r, %r, %r, %r), ST_MakeEnvelope(%r, %r, %r, %r)))" % (
+                cx - r, cy - r, cx, cy, cx + r / 2, cy + r / 2, cx + r, cy + r)
+        zones.append("(%d::bigint, ST_SetSRID(%s, 32618))" % (i + 1, g))
+    return "fuzz_visits_agree(%s, %s)" % (tracks(), quote("VALUES " + ", ".join(zones)))
+
+
 # ------------------------------------------------------------ hostile arguments
 
 JOIN_METHODS = ["spatial", "temporal", "spatiotemporal", "auto"]
@@ -1190,6 +1244,7 @@ FUNCTIONS = {
     "mesh_clip_grid": case_mesh_clip_grid,
     "mesh_clip_scaled": case_mesh_clip_scaled,
     "segment_join_scaled": case_segment_join_scaled,
+    "events": case_events,
     "hostile": case_hostile,
 }
 

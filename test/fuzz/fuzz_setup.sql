@@ -662,3 +662,155 @@ BEGIN
 	RETURN rows = same;
 END
 $$;
+
+-- Vessel events.  gpu_encounters of the (id, trajectory) VALUES `tracks` against gpu_segment_join's rows merged by
+-- a gaps-and-islands query (every encounter, its ends and closest approach to the bit).
+CREATE OR REPLACE FUNCTION fuzz_encounters_agree(tracks text, d float8, gap float8, method text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	q text := 'SELECT * FROM (' || tracks || ') t(id, traj)';
+	total bigint;
+	same bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH s AS (
+			SELECT *, max(t_end) OVER (PARTITION BY a_id, b_id ORDER BY t_start, t_end
+				ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS latest
+			FROM gpu_segment_join(%1$L, NULL, %2$s::float8, %4$L)
+		), f AS (
+			SELECT *, sum(CASE WHEN latest IS NULL OR t_start > latest + %3$s::float8 THEN 1 ELSE 0 END)
+				OVER (PARTITION BY a_id, b_id ORDER BY t_start, t_end ROWS UNBOUNDED PRECEDING) AS island
+			FROM s
+		), r AS (
+			SELECT a_id, b_id, row_number() OVER (PARTITION BY a_id, b_id ORDER BY min(t_start))::int AS encounter,
+				min(t_start) AS t0, max(t_end) AS t1,
+				(array_agg(cpa_distance ORDER BY cpa_distance, cpa_time, a_seg, b_seg))[1] AS d,
+				(array_agg(cpa_time ORDER BY cpa_distance, cpa_time, a_seg, b_seg))[1] AS ct
+			FROM f GROUP BY a_id, b_id, island
+		), g AS (
+			SELECT * FROM gpu_encounters(%1$L, NULL, %2$s::float8, max_gap => make_interval(secs => %3$s::float8),
+				method => %4$L)
+		)
+		SELECT count(*), count(*) FILTER (WHERE g.start_time = to_timestamp(r.t0) AND g.end_time = to_timestamp(r.t1)
+			AND g.min_distance = r.d AND g.cpa_time = to_timestamp(r.ct))
+		FROM r FULL JOIN g USING (a_id, b_id, encounter)$q$, q, d, gap, method) INTO total, same;
+	IF total <> same THEN
+		PERFORM set_config('fuzz.detail', format('%s of %s encounters differ from the merged join', total - same,
+			total), false);
+	END IF;
+	RETURN total = same;
+END
+$$;
+
+-- gpu_stops against the rule run plainly (each box recomputed from scratch).
+CREATE OR REPLACE FUNCTION fuzz_stops_reference(xs float8[], ys float8[], ms float8[], d float8, dur float8)
+RETURNS TABLE(first int, last int) LANGUAGE plpgsql AS $$
+DECLARE
+	n int := array_length(xs, 1);
+	i int := 1;
+	k int;
+	lx float8; hx float8; ly float8; hy float8;
+BEGIN
+	FOR j IN 2..n LOOP
+		lx := xs[i]; hx := xs[i]; ly := ys[i]; hy := ys[i];
+		FOR q IN i..j LOOP
+			lx := least(lx, xs[q]); hx := greatest(hx, xs[q]); ly := least(ly, ys[q]); hy := greatest(hy, ys[q]);
+		END LOOP;
+		CONTINUE WHEN (hx - lx) * (hx - lx) + (hy - ly) * (hy - ly) + 0.0 <= d * d;
+		IF j - 1 > i AND ms[j - 1] - ms[i] >= dur THEN
+			first := i; last := j - 1;
+			RETURN NEXT;
+			i := j;
+			CONTINUE;
+		END IF;
+		k := i + 1;
+		LOOP
+			lx := xs[k]; hx := xs[k]; ly := ys[k]; hy := ys[k];
+			FOR q IN k..j LOOP
+				lx := least(lx, xs[q]); hx := greatest(hx, xs[q]); ly := least(ly, ys[q]); hy := greatest(hy, ys[q]);
+			END LOOP;
+			EXIT WHEN (hx - lx) * (hx - lx) + (hy - ly) * (hy - ly) + 0.0 <= d * d;
+			k := k + 1;
+		END LOOP;
+		i := k;
+	END LOOP;
+	IF n > i AND ms[n] - ms[i] >= dur THEN
+		first := i; last := n;
+		RETURN NEXT;
+	END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION fuzz_stops_agree(tracks text, d float8, dur float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	total bigint;
+	same bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH t AS (SELECT * FROM (%1$s) t(id, traj)),
+		f AS (
+			SELECT id, array_agg(ST_X(geom) ORDER BY path) AS xs, array_agg(ST_Y(geom) ORDER BY path) AS ys,
+				array_agg(ST_M(geom) ORDER BY path) AS ms
+			FROM t, ST_DumpPoints(traj) GROUP BY id
+		), r AS (
+			SELECT f.id, row_number() OVER (PARTITION BY f.id ORDER BY s.first)::int AS stop, f.ms[s.first] AS t0,
+				f.ms[s.last] AS t1
+			FROM f, fuzz_stops_reference(f.xs, f.ys, f.ms, %2$s, %3$s) s
+		), g AS (
+			SELECT * FROM gpu_stops(%4$L, %2$s, make_interval(secs => %3$s))
+		)
+		SELECT count(*), count(*) FILTER (WHERE g.start_time = to_timestamp(r.t0) AND g.end_time = to_timestamp(r.t1))
+		FROM r FULL JOIN g USING (id, stop)$q$, tracks, d, dur, 'SELECT * FROM (' || tracks || ') t(id, traj)')
+	INTO total, same;
+	IF total <> same THEN
+		PERFORM set_config('fuzz.detail', format('%s of %s stops differ from the rule', total - same, total), false);
+	END IF;
+	RETURN total = same;
+END
+$$;
+
+-- gpu_zone_visits against PostGIS: ST_Intersection of each segment with each zone, the pieces' ends timed on their
+-- segment (ST_InterpolatePoint), a segment of no length counted by its point, pieces that touch merged; times
+-- within 1e-4 s (the zones' vertices are random: GEOS and geoacc cut a segment in a few ulps of each other).
+CREATE OR REPLACE FUNCTION fuzz_visits_agree(tracks text, zones text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	total bigint;
+	same bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH t AS (SELECT * FROM (%1$s) t(id, traj)), z AS (SELECT * FROM (%2$s) z(id, polygon)),
+		pieces AS (
+			SELECT t.id, z.id AS zone_id, ST_InterpolatePoint(s.geom, ST_StartPoint(p.geom)) AS t0,
+				ST_InterpolatePoint(s.geom, ST_EndPoint(p.geom)) AS t1
+			FROM t, ST_DumpSegments(t.traj) s, z, ST_Dump(ST_Intersection(s.geom, z.polygon)) p
+			WHERE ST_Length(s.geom) > 0 AND GeometryType(p.geom) = 'LINESTRING'
+			UNION ALL
+			SELECT t.id, z.id, ST_M(ST_StartPoint(s.geom)), ST_M(ST_EndPoint(s.geom))
+			FROM t, ST_DumpSegments(t.traj) s, z
+			WHERE ST_Length(s.geom) = 0 AND ST_Intersects(ST_StartPoint(s.geom), z.polygon)
+		), o AS (
+			SELECT id, zone_id, least(t0, t1) AS t0, greatest(t0, t1) AS t1 FROM pieces
+		), s AS (
+			SELECT *, max(t1) OVER (PARTITION BY id, zone_id ORDER BY t0 ROWS BETWEEN UNBOUNDED PRECEDING
+				AND 1 PRECEDING) AS latest FROM o
+		), f AS (
+			SELECT *, sum(CASE WHEN latest IS NULL OR t0 > latest + 1e-6 THEN 1 ELSE 0 END)
+				OVER (PARTITION BY id, zone_id ORDER BY t0 ROWS UNBOUNDED PRECEDING) AS visit FROM s
+		), r AS (
+			SELECT id, zone_id, visit::int, min(t0) AS enter, max(t1) AS exit FROM f GROUP BY id, zone_id, visit
+			HAVING max(t1) - min(t0) > 1e-4
+		), g AS (
+			SELECT * FROM gpu_zone_visits(%3$L, %4$L) WHERE extract(epoch FROM duration) > 1e-4
+		)
+		SELECT count(*), count(*) FILTER (WHERE abs(extract(epoch FROM g.enter_time) - r.enter) < 1e-4
+			AND abs(extract(epoch FROM g.exit_time) - r.exit) < 1e-4)
+		FROM r FULL JOIN g USING (id, zone_id, visit)$q$, tracks, zones, 'SELECT * FROM (' || tracks || ') t(id, traj)',
+		'SELECT * FROM (' || zones || ') z(id, polygon)') INTO total, same;
+	IF total <> same THEN
+		PERFORM set_config('fuzz.detail', format('%s of %s visits differ from PostGIS', total - same, total), false);
+	END IF;
+	RETURN total = same;
+END
+$$;

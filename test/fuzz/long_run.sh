@@ -4,7 +4,7 @@
 # streams side by side, each about an hour and a half to two hours on a two-core machine: the cheap families
 # (about 10 ms a case or less) in one, the costlier ones split over two.  Of the families the later fixes
 # brought, 100,000 cases take about 80 s (ply_counts), 85 s (mesh_clip_scaled), 140 s (mesh_clip_grid),
-# 210 s (segment_join_scaled), 430 s (make_trajectories_us) and 30 minutes (hostile: its cancelled tile
+# 210 s (segment_join_scaled), about 200 s (events: 10,000 cases took 20 s), 430 s (make_trajectories_us) and 30 minutes (hostile: its cancelled tile
 # grids wait for a statement_timeout of 1 s each).
 #
 #   test/fuzz/long_run.sh [SEED]        PG* environment variables name the server; the database
@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seed=${1:-$(python3 -c 'import random; print(random.SystemRandom().randrange(2 ** 31))')}
 db=${FUZZ_DB:-geoacc_fuzz_long}
 log=${LOG:-fuzz_long.log}
-streams=("twed_matrix,compression_stats,raster_png,segment_join,density_raster,twed_pairs,ply_counts,mesh_clip_grid,mesh_clip_scaled,segment_join_scaled"
+streams=("twed_matrix,compression_stats,raster_png,segment_join,density_raster,twed_pairs,ply_counts,mesh_clip_grid,mesh_clip_scaled,segment_join_scaled,events"
 	"simplify,twed,mesh_clip,density_state,hostile"
 	"simplify_geography,twed_float32,make_trajectories,make_trajectories_us")
 
