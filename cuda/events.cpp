@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 
 namespace geoacc
 {
@@ -35,6 +36,26 @@ struct EventItems : EventStorage
 {
 	HostVector<T> items;
 };
+
+/* The storage is the caller's, in output_allocate()'s memory (shared with the GPU service's callers). */
+struct StorageDelete
+{
+	void
+	operator() (EventStorage *s) const
+	{
+		if (s == nullptr)
+			return;
+		s->~EventStorage();
+		output_free(s);
+	}
+};
+
+template <class S>
+std::unique_ptr<S, StorageDelete>
+make_storage()
+{
+	return std::unique_ptr<S, StorageDelete>(new (output_allocate(sizeof(S))) S);
+}
 
 /* Every coordinate finite, M strictly increasing by finite steps (messages count from 1). */
 void
@@ -373,7 +394,7 @@ geoacc_encounters(GeoaccDevice device, const GeoaccTrajectories *a, const Geoacc
 		if (sink)
 			join->stats.rows = sink->rows_taken;
 
-		auto		store = std::make_unique<EventItems<GeoaccEncounter>>();
+		auto		store = make_storage<EventItems<GeoaccEncounter>>();
 		const GeoaccTrajectories &bt = b ? *b : *a;
 
 		store->items.reserve(fragments.size());
@@ -419,7 +440,7 @@ geoacc_stops(GeoaccDevice device, const GeoaccTrajectories *t, double max_diamet
 				 min_duration);
 		check_trajectories(t);
 
-		auto		store = std::make_unique<EventItems<GeoaccStop>>();
+		auto		store = make_storage<EventItems<GeoaccStop>>();
 
 		if (device == GEOACC_DEVICE_GPU)
 			GEOACC_ON_GPU(stops_gpu(*t, max_diameter, min_duration, store->items));
@@ -486,7 +507,7 @@ geoacc_zone_visits(GeoaccDevice device, const GeoaccTrajectories *t, const Geoac
 		/* the GPU's are islands already; the sweep leaves them as they are */
 		event_merge(fragments, 0);
 
-		auto		store = std::make_unique<EventItems<GeoaccVisit>>();
+		auto		store = make_storage<EventItems<GeoaccVisit>>();
 
 		store->items.reserve(fragments.size());
 		for (const EventFragment &f : fragments)
@@ -513,5 +534,5 @@ geoacc_zone_visits_need(const GeoaccTrajectories *t, const GeoaccZones *zones)
 extern "C" void
 geoacc_events_free(void *storage)
 {
-	delete static_cast<EventStorage *>(storage);
+	StorageDelete()(static_cast<EventStorage *>(storage));
 }

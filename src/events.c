@@ -139,9 +139,9 @@ PositionAt(const GeoaccLine *line, uint32 seg, double t)
 /* ------------------------------------------------------------ encounters */
 
 /*
- * The encounters as a work: its inputs and outputs in the arg by value (the
- * trajectories' arrays and the core's events outside it), run() calling the
- * core only.
+ * The encounters as a work the GPU service can run: its inputs and outputs
+ * in the arg by value, the trajectories' arrays in work memory, the core's
+ * events in its output memory, run() calling the core only.
  */
 typedef struct EncountersRun
 {
@@ -198,7 +198,7 @@ gpu_encounters(PG_FUNCTION_ARGS)
 				vb;
 	EncountersRun *run = palloc0(sizeof(EncountersRun));
 	EventsHolder *holder = EventsHolderNew(&run->result.storage);
-	GeoaccWork	work = {EncountersOn, run, {0, 0}, false};
+	GeoaccWork	work = {EncountersOn, run, {0, 0}, false, sizeof(*run)};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -366,7 +366,7 @@ gpu_stops(PG_FUNCTION_ARGS)
 	GeoaccTrajectories view;
 	StopsRun   *run = palloc0(sizeof(StopsRun));
 	EventsHolder *holder = EventsHolderNew(&run->result.storage);
-	GeoaccWork	work = {StopsOn, run, {0, 0}, false};
+	GeoaccWork	work = {StopsOn, run, {0, 0}, false, sizeof(*run)};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -560,7 +560,7 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 	uint64		npoints = 0;
 	VisitsRun  *run = palloc0(sizeof(VisitsRun));
 	EventsHolder *holder = EventsHolderNew(&run->result.storage);
-	GeoaccWork	work = {VisitsOn, run, {0, 0}, false};
+	GeoaccWork	work = {VisitsOn, run, {0, 0}, false, sizeof(*run)};
 	GeoaccStages stages;
 	GeoaccDevice device;
 	MemoryContext geometries;
@@ -603,10 +603,11 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many zone points"),
 				 errdetail("A call takes fewer than 2^32 points of zones.")));
-	zone_rings = palloc((reading.count + 1) * sizeof(uint32));
-	ring_points = palloc((reading.rings.count + 1) * sizeof(uint32));
-	zx = palloc_extended(Max(npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	zy = palloc_extended(Max(npoints, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	/* work memory: the core reads them (in the GPU service, when there is one) */
+	zone_rings = GeoaccWorkAlloc((reading.count + 1) * sizeof(uint32));
+	ring_points = GeoaccWorkAlloc((reading.rings.count + 1) * sizeof(uint32));
+	zx = GeoaccWorkAlloc(Max(npoints, 1) * sizeof(double));
+	zy = GeoaccWorkAlloc(Max(npoints, 1) * sizeof(double));
 	zone_rings[0] = 0;
 	ring_points[0] = 0;
 	{

@@ -91,6 +91,10 @@ my %same = (
 	  q{SELECT md5(gpu_density_raster(geom, ST_MakeEnvelope(-500, -500, 500, 500), 256, 256, 'gaussian', 5)::text) FROM points},
 	gpu_segment_join => q{SELECT * FROM gpu_segment_join('SELECT id, traj FROM tracks', NULL, 25)},
 	gpu_mesh_clip => q{SELECT ST_AsEWKB(gpu_mesh_clip(geom, ST_3DMakeBox(ST_MakePoint(3.5, 2.25, 0), ST_MakePoint(40.5, 33.7, 2)))) FROM mesh},
+	gpu_encounters => q{SELECT * FROM gpu_encounters('SELECT id, traj FROM tracks', NULL, 25, max_gap => '5 seconds')},
+	gpu_stops => q{SELECT * FROM gpu_stops('SELECT id, traj FROM tracks', 60, '20 seconds')},
+	gpu_zone_visits =>
+	  q{SELECT * FROM gpu_zone_visits('SELECT id, traj FROM tracks', 'SELECT g, ST_Buffer(ST_MakePoint(200 * g, 100 * g), 300) FROM generate_series(1, 20) g')},
 	gpu_make_trajectories =>
 	  q{SELECT object_id, part, ST_AsEWKB(trajectory) FROM gpu_make_trajectories('SELECT object_id, t, geom FROM fixes', '5 min', 1.0)},
 );
