@@ -34,7 +34,7 @@ struct EventStorage
 template <class T>
 struct EventItems : EventStorage
 {
-	HostVector<T> items;
+	OutputVector<T> items;
 };
 
 /* The storage is the caller's, in output_allocate()'s memory (shared with the GPU service's callers). */
@@ -89,7 +89,7 @@ check_trajectories(const GeoaccTrajectories *t)
 /* Emits a stop into a vector. */
 struct StopCollect
 {
-	HostVector<GeoaccStop> *out;
+	OutputVector<GeoaccStop> *out;
 	uint32_t	traj;
 
 	void operator()(uint32_t first, uint32_t last) { out->push_back({traj, first, last}); }

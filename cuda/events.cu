@@ -402,7 +402,7 @@ make_encounter_sink(double max_gap, HostVector<EventFragment> &out)
 }
 
 void
-stops_gpu(const GeoaccTrajectories &t, double max_diameter, double min_duration, HostVector<GeoaccStop> &out)
+stops_gpu(const GeoaccTrajectories &t, double max_diameter, double min_duration, OutputVector<GeoaccStop> &out)
 {
 	DeviceTrajectories d;
 	const uint32_t n = t.ntrajectories;

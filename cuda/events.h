@@ -485,7 +485,7 @@ std::unique_ptr<DeviceRowSink> make_encounter_sink(double max_gap, HostVector<Ev
 
 /* Stops on the GPU: per trajectory, (traj, first, last) triples in trajectory order (events.cu). */
 void		stops_gpu(const GeoaccTrajectories &t, double max_diameter, double min_duration,
-					  HostVector<GeoaccStop> &out);
+					  OutputVector<GeoaccStop> &out);
 
 /* Zone-visit islands on the GPU (events.cu). */
 void		zone_visits_gpu(const GeoaccTrajectories &t, const GeoaccZones &z, const ZoneIndex &ix,

@@ -57,8 +57,8 @@ void		geoacc_set_status_message(const char *message);
 /*
  * Host memory shared between processes (the GPU service's memory, mapped at
  * one address in every process of the server).  Memory the core hands to its
- * caller (mesh results, trajectory parts) and its large host arrays come
- * from `alloc` when it is given, else from malloc; memory in
+ * caller (mesh results, trajectory parts, events) comes from `alloc` when it
+ * is given, else from malloc (its working arrays stay the process's own); memory in
  * [base, base + size) is always given back through `release`, in whichever
  * process frees it, and other memory through free.  `alloc` returns NULL
  * when it cannot serve the request (it may also return malloc'd memory).

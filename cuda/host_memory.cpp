@@ -57,8 +57,6 @@ huge_page_allocate(size_t bytes)
 {
 	void	   *p;
 
-	if (shared_alloc)
-		return output_allocate(bytes);
 	if (bytes < HUGE_PAGE)
 		p = std::malloc(bytes);
 	else
@@ -92,10 +90,8 @@ huge_page_free(void *p, size_t bytes)
 {
 	if (p == nullptr)
 		return;
-	if (is_shared(p))
-		shared_release(p);
-	else if (shared_alloc || bytes < HUGE_PAGE)
-		std::free(p);			/* output_allocate()'s malloc, or a small array */
+	if (bytes < HUGE_PAGE)
+		std::free(p);
 	else
 		munmap(p, bytes);
 }

@@ -21,6 +21,14 @@ namespace geoacc
  * transparent huge pages asked for, so that first touches fault once per
  * 2 MB rather than once per 4 kB.
  */
+/*
+ * Memory the core hands to its caller, who frees it with the core's free
+ * functions: from the shared memory of geoacc_set_shared_memory() when an
+ * allocator is set, else malloc.  Throws HOST_MEMORY when exhausted.
+ */
+void	   *output_allocate(size_t bytes);
+void		output_free(void *p);
+
 template <class T>
 struct HugePageAllocator
 {
@@ -42,14 +50,6 @@ struct HugePageAllocator
 void	   *huge_page_allocate(size_t bytes);
 void		huge_page_free(void *p, size_t bytes);
 
-/*
- * Memory the core hands to its caller, who frees it with the core's free
- * functions: from the shared memory of geoacc_set_shared_memory() when an
- * allocator is set, else malloc.  Throws HOST_MEMORY when exhausted.
- */
-void	   *output_allocate(size_t bytes);
-void		output_free(void *p);
-
 template <class T>
 T *
 HugePageAllocator<T>::allocate(size_t n)
@@ -66,6 +66,32 @@ HugePageAllocator<T>::deallocate(T *p, size_t n)
 
 template <class T>
 using HostVector = std::vector<T, HugePageAllocator<T>>;
+
+/*
+ * An allocator for arrays the core hands to its caller inside a storage
+ * object (trajectory parts, events): output_allocate()'s memory, which a
+ * process running calls for others shares with them.
+ */
+template <class T>
+struct OutputAllocator
+{
+	using value_type = T;
+
+	OutputAllocator() = default;
+	template <class U>
+	OutputAllocator(const OutputAllocator<U> &) {}
+
+	T		   *allocate(size_t n) { return static_cast<T *>(output_allocate(n * sizeof(T))); }
+	void		deallocate(T *p, size_t) { output_free(p); }
+
+	template <class U>
+	bool		operator==(const OutputAllocator<U> &) const { return true; }
+	template <class U>
+	bool		operator!=(const OutputAllocator<U> &) const { return false; }
+};
+
+template <class T>
+using OutputVector = std::vector<T, OutputAllocator<T>>;
 
 }								/* namespace geoacc */
 

@@ -24,13 +24,13 @@ namespace
 /* What a GeoaccTrajectoryParts points into. */
 struct PartsStorage
 {
-	HostVector<int64_t> object_ids;
-	HostVector<uint32_t> part_numbers;
-	HostVector<uint32_t> fixes;
-	HostVector<uint32_t> offsets;
-	HostVector<double> x;
-	HostVector<double> y;
-	HostVector<double> m;
+	OutputVector<int64_t> object_ids;
+	OutputVector<uint32_t> part_numbers;
+	OutputVector<uint32_t> fixes;
+	OutputVector<uint32_t> offsets;
+	OutputVector<double> x;
+	OutputVector<double> y;
+	OutputVector<double> m;
 };
 
 /* PartsStorage lives in output_allocate()'s memory, handed to the caller */

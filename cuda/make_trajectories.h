@@ -123,9 +123,10 @@ time_unit(const GeoaccTrajectoryRules &rules)
  */
 struct PreparedFixes
 {
-	HostVector<double> t;
-	HostVector<double> x;
-	HostVector<double> y;
+	/* output memory: they become the parts' M, X and Y (moved, not copied) */
+	OutputVector<double> t;
+	OutputVector<double> x;
+	OutputVector<double> y;
 	HostVector<uint32_t> part_starts;	/* first fix of each part */
 	HostVector<int64_t> part_objects;
 	uint64_t	duplicates = 0;
