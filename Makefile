@@ -56,6 +56,11 @@ OBJS += src/mesh_clip.o
 INSTALL_SQL += sql/install/mesh_clip.sql
 REGRESS += mesh_clip mesh_ply
 
+# mesh_tileset: 3D Tiles level-of-detail tilesets of meshes
+OBJS += src/mesh_tileset.o
+INSTALL_SQL += sql/install/mesh_tileset.sql
+REGRESS += mesh_tileset
+
 # make_trajectories: trajectories from raw fixes
 OBJS += src/make_trajectories.o
 INSTALL_SQL += sql/install/make_trajectories.sql
