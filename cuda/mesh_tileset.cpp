@@ -124,6 +124,31 @@ mesh_view(const std::vector<double> &positions, const std::vector<uint32_t> &tri
 /* ----------------------------------------------------- the CPU twins */
 
 void
+mesh_open_edges_cpu(const GeoaccMesh &mesh, std::vector<uint8_t> &border)
+{
+	const uint32_t nt = mesh.ntriangles;
+	std::vector<uint64_t> keys((size_t) nt * 3);
+
+	border.assign(nt, 0);
+	for (uint32_t t = 0; t < nt; t++)
+		for (int j = 0; j < 3; j++)
+			keys[(size_t) t * 3 + j] = tileset_edge_key(mesh.triangles[(size_t) t * 3 + j],
+														mesh.triangles[(size_t) t * 3 + (j == 2 ? 0 : j + 1)]);
+
+	std::vector<uint32_t> order = stable_order(keys);
+
+	for (size_t r = 0; r < order.size(); r++)
+	{
+		const uint64_t key = keys[order[r]];
+		const bool	alone = (r == 0 || keys[order[r - 1]] != key) && (r + 1 == order.size() || keys[order[r + 1]] != key);
+
+		/* an edge of two equal ends is no border */
+		if (alone && (uint32_t) (key >> 32) != (uint32_t) key)
+			border[order[r] / 3] |= (uint8_t) (1u << (order[r] % 3));
+	}
+}
+
+void
 mesh_cluster_cpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMesh &out)
 {
 	const uint32_t nv = mesh.nvertices;
@@ -169,6 +194,9 @@ mesh_cluster_cpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMe
 	}
 
 	std::vector<uint32_t> qorder = stable_order(qcell);
+	std::vector<uint8_t> border;
+
+	mesh_open_edges_cpu(mesh, border);
 	std::vector<uint32_t> qfirst(ncells + 1, 0);
 
 	/* where each cell's terms start in qorder */
@@ -204,10 +232,9 @@ mesh_cluster_cpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMe
 		tileset_quadric_zero(q);
 		for (uint32_t r = qfirst[c]; r < qfirst[c + 1]; r++)
 		{
-			const uint32_t *tri = mesh.triangles + (size_t) (qorder[r] / 3) * 3;
+			const uint32_t t = qorder[r] / 3;
 
-			tileset_quadric_add_triangle(q, mesh.positions + (size_t) tri[0] * 3, mesh.positions + (size_t) tri[1] * 3,
-										 mesh.positions + (size_t) tri[2] * 3, o);
+			tileset_quadric_add_term(q, mesh.positions, mesh.triangles + (size_t) t * 3, border[t], vcell.data(), c, o);
 		}
 		tileset_cell_vertex(q, sum, cell_first[c + 1] - cell_first[c], lo, hi, &cell_pos[(size_t) c * 3]);
 		for (uint32_t a = 0; a < k; a++)

@@ -8,7 +8,8 @@
  * (CUB) of (key, vertex) groups the cells, their heads numbered by an
  * exclusive sum; a thread per triangle writes its three quadric terms
  * (cell, or none for a repeated cell), which a stable radix sort groups by
- * cell in (triangle, corner) order; a thread per cell sums its vertices and
+ * cell in (triangle, corner) order; a radix sort of the edges' keys finds
+ * the open edges (a key that occurs once); a thread per cell sums its vertices and
  * terms in that order, as the CPU twin does, and solves for its vertex;
  * surviving triangles (three distinct cells) and the cells they use are
  * compacted by exclusive sums.
@@ -163,6 +164,43 @@ quadric_cell_kernel(const uint32_t *triangles, uint32_t nt, const uint32_t *vcel
 	qcell[(size_t) t * 3 + 2] = (c2 == c0 || c2 == c1) ? TILESET_NO_CELL : c2;
 }
 
+__global__ void
+edge_key_kernel(const uint32_t *triangles, uint32_t nt, uint64_t *keys)
+{
+	uint32_t	t = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (t >= nt)
+		return;
+	for (int j = 0; j < 3; j++)
+		keys[(size_t) t * 3 + j] = tileset_edge_key(triangles[(size_t) t * 3 + j],
+													triangles[(size_t) t * 3 + (j == 2 ? 0 : j + 1)]);
+}
+
+/* The open edges: a sorted edge key that occurs once (an edge of two equal ends is none). */
+__global__ void
+open_edge_kernel(const uint64_t *sorted, const uint32_t *order, uint32_t n, uint8_t *edge_open)
+{
+	uint32_t	r = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r >= n)
+		return;
+
+	const uint64_t key = sorted[r];
+	const bool	alone = (r == 0 || sorted[r - 1] != key) && (r + 1 == n || sorted[r + 1] != key);
+
+	edge_open[order[r]] = alone && (uint32_t) (key >> 32) != (uint32_t) key;
+}
+
+__global__ void
+border_kernel(const uint8_t *edge_open, uint32_t nt, uint8_t *border)
+{
+	uint32_t	t = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (t < nt)
+		border[t] = (uint8_t) (edge_open[(size_t) t * 3] | edge_open[(size_t) t * 3 + 1] << 1
+							   | edge_open[(size_t) t * 3 + 2] << 2);
+}
+
 /* Where cell c's quadric terms start: the first sorted term whose cell is >= c. */
 __global__ void
 quadric_first_kernel(const uint32_t *sorted_cells, uint32_t nterms, uint32_t ncells, uint32_t *qfirst)
@@ -190,7 +228,7 @@ quadric_first_kernel(const uint32_t *sorted_cells, uint32_t nterms, uint32_t nce
 /* The vertex of every cell, sums in the CPU twin's order. */
 __global__ void
 cell_vertex_kernel(const double *positions, const float *attributes, uint32_t k, const uint32_t *triangles,
-				   TilesetGrid grid, const uint64_t *cell_keys, const uint32_t *cell_first, const uint32_t *vorder,
+				   const uint8_t *border, const uint32_t *vcell, TilesetGrid grid, const uint64_t *cell_keys, const uint32_t *cell_first, const uint32_t *vorder,
 				   const uint32_t *qfirst, const uint32_t *qorder, uint32_t ncells, double *cell_pos, float *cell_attr)
 {
 	uint32_t	c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -212,10 +250,9 @@ cell_vertex_kernel(const double *positions, const float *attributes, uint32_t k,
 	tileset_quadric_zero(q);
 	for (uint32_t r = qfirst[c]; r < qfirst[c + 1]; r++)
 	{
-		const uint32_t *tri = triangles + (size_t) (qorder[r] / 3) * 3;
+		const uint32_t t = qorder[r] / 3;
 
-		tileset_quadric_add_triangle(q, positions + (size_t) tri[0] * 3, positions + (size_t) tri[1] * 3,
-									 positions + (size_t) tri[2] * 3, o);
+		tileset_quadric_add_term(q, positions, triangles + (size_t) t * 3, border[t], vcell, c, o);
 	}
 	tileset_cell_vertex(q, sum, cell_first[c + 1] - cell_first[c], lo, hi, cell_pos + (size_t) c * 3);
 	for (uint32_t a = 0; a < k; a++)
@@ -478,12 +515,32 @@ mesh_cluster_gpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMe
 	d_qcell.resize(0);
 	d_qsorted.resize(0);
 
+	/* the open edges of the mesh, for their constraint planes */
+	DeviceBuffer<uint8_t> d_border(std::max<uint32_t>(nt, 1));
+
+	if (nt > 0)
+	{
+		DeviceBuffer<uint64_t> d_ekeys(nterms), d_esorted(nterms);
+		DeviceBuffer<uint32_t> d_eorder(nterms);
+		DeviceBuffer<uint8_t> d_eopen(nterms);
+
+		edge_key_kernel<<<blocks_for(nt, THREADS), THREADS, 0, stream()>>>(d_tri.data(), nt, d_ekeys.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		sort_pairs(d_ekeys.data(), d_esorted.data(), d_iota.data(), d_eorder.data(), nterms, 64);
+		open_edge_kernel<<<blocks_for(nterms, THREADS), THREADS, 0, stream()>>>(d_esorted.data(), d_eorder.data(),
+																				 nterms, d_eopen.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		border_kernel<<<blocks_for(nt, THREADS), THREADS, 0, stream()>>>(d_eopen.data(), nt, d_border.data());
+		GEOACC_CUDA_CHECK_LAUNCH();
+		stream_sync();
+	}
+
 	/* 3. the vertex of every cell */
 	DeviceBuffer<double> d_cell_pos((size_t) ncells * 3);
 	DeviceBuffer<float> d_cell_attr((size_t) ncells * k);
 
 	cell_vertex_kernel<<<blocks_for(ncells, THREADS), THREADS, 0, stream()>>>(
-		d_pos.data(), d_attr.data(), k, d_tri.data(), grid, d_cell_keys.data(), d_cell_first.data(), d_vorder.data(),
+		d_pos.data(), d_attr.data(), k, d_tri.data(), d_border.data(), d_vcell.data(), grid, d_cell_keys.data(), d_cell_first.data(), d_vorder.data(),
 		d_qfirst.data(), d_qorder.data(), ncells, d_cell_pos.data(), d_cell_attr.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	sync_and_check_interrupt();

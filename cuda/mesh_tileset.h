@@ -10,7 +10,10 @@
  * models"): the cells of a level's grid are aligned with its tiles (every
  * tile holds a whole number of cells), every vertex falls in one cell, the
  * plane quadric of every input triangle (weighted by its area) is added to
- * each distinct cell of its corners, and each cell's vertices become one
+ * each distinct cell of its corners, with the planes through the mesh's open
+ * edges perpendicular to their triangles (Garland and Heckbert's boundary
+ * constraints, which keep the border of a reality mesh in place; Lindstrom's
+ * clustering alone pulls it into the cells), and each cell's vertices become one
  * vertex at the point that minimises the cell's quadric, regularised towards
  * the mean of the cell's vertices and clamped to the cell.  A triangle whose
  * corners fall in three distinct cells survives with the cells' vertices.
@@ -144,34 +147,11 @@ tileset_quadric_zero(TilesetQuadric &q)
 	q.c = 0;
 }
 
-/*
- * Add the plane of triangle (p0, p1, p2), weighted by its area, to q, in
- * coordinates relative to o.  A zero-area triangle adds nothing.
- */
+/* Add the plane through p with unit normal u, weighted by w, to q, in coordinates relative to o. */
 GEOACC_HD void
-tileset_quadric_add_triangle(TilesetQuadric &q, const double *p0, const double *p1, const double *p2, const double *o)
+tileset_quadric_add_plane(TilesetQuadric &q, const double *u, const double *p, double w, const double *o)
 {
-	double		e1[3],
-				e2[3],
-				n[3];
-
-	for (int c = 0; c < 3; c++)
-	{
-		e1[c] = p1[c] - p0[c];
-		e2[c] = p2[c] - p0[c];
-	}
-	n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-	n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-	n[2] = e1[0] * e2[1] - e1[1] * e2[0];
-
-	double		len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-
-	if (!(len > 0) || !(len <= DBL_MAX))
-		return;
-
-	double		u[3] = {n[0] / len, n[1] / len, n[2] / len};
-	double		w = len / 2;
-	double		d = -(u[0] * (p0[0] - o[0]) + u[1] * (p0[1] - o[1]) + u[2] * (p0[2] - o[2]));
+	double		d = -(u[0] * (p[0] - o[0]) + u[1] * (p[1] - o[1]) + u[2] * (p[2] - o[2]));
 
 	q.a[0] += w * (u[0] * u[0]);
 	q.a[1] += w * (u[0] * u[1]);
@@ -183,6 +163,106 @@ tileset_quadric_add_triangle(TilesetQuadric &q, const double *p0, const double *
 	q.b[1] += w * (d * u[1]);
 	q.b[2] += w * (d * u[2]);
 	q.c += w * (d * d);
+}
+
+/* The normal of triangle (p0, p1, p2), its length twice the area. */
+GEOACC_HD void
+tileset_triangle_normal(const double *p0, const double *p1, const double *p2, double *n)
+{
+	double		e1[3],
+				e2[3];
+
+	for (int c = 0; c < 3; c++)
+	{
+		e1[c] = p1[c] - p0[c];
+		e2[c] = p2[c] - p0[c];
+	}
+	n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+	n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+	n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+}
+
+/*
+ * Add the plane of triangle (p0, p1, p2), weighted by its area, to q, in
+ * coordinates relative to o.  A zero-area triangle adds nothing.
+ */
+GEOACC_HD void
+tileset_quadric_add_triangle(TilesetQuadric &q, const double *p0, const double *p1, const double *p2, const double *o)
+{
+	double		n[3];
+
+	tileset_triangle_normal(p0, p1, p2, n);
+
+	double		len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+
+	if (!(len > 0) || !(len <= DBL_MAX))
+		return;
+
+	double		u[3] = {n[0] / len, n[1] / len, n[2] / len};
+
+	tileset_quadric_add_plane(q, u, p0, len / 2, o);
+}
+
+/*
+ * Add the constraint plane of an open edge (a, b) of the mesh, an edge of
+ * the triangle (p0, p1, p2) and of no other (Garland and Heckbert's
+ * boundary planes): the plane through the edge perpendicular to the
+ * triangle, weighted by the edge's squared length, so that clustering keeps
+ * the mesh's border where it is instead of pulling it into the cells.
+ */
+GEOACC_HD void
+tileset_quadric_add_border(TilesetQuadric &q, const double *p0, const double *p1, const double *p2, const double *a,
+						   const double *b, const double *o)
+{
+	double		n[3],
+				e[3],
+				m[3];
+
+	tileset_triangle_normal(p0, p1, p2, n);
+	for (int c = 0; c < 3; c++)
+		e[c] = b[c] - a[c];
+	m[0] = e[1] * n[2] - e[2] * n[1];
+	m[1] = e[2] * n[0] - e[0] * n[2];
+	m[2] = e[0] * n[1] - e[1] * n[0];
+
+	double		len = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+
+	if (!(len > 0) || !(len <= DBL_MAX))
+		return;
+
+	double		u[3] = {m[0] / len, m[1] / len, m[2] / len};
+
+	tileset_quadric_add_plane(q, u, a, e[0] * e[0] + e[1] * e[1] + e[2] * e[2], o);
+}
+
+/* The key of an edge's two vertex indices, whichever its direction. */
+GEOACC_HD uint64_t
+tileset_edge_key(uint32_t a, uint32_t b)
+{
+	return a < b ? (uint64_t) a << 32 | b : (uint64_t) b << 32 | a;
+}
+
+/*
+ * A quadric term: triangle t's face plane and the constraint planes of its
+ * open edges (bit j of border: the edge from corner j to corner j + 1) that
+ * touch cell c, added for the cell of one of its corners.
+ */
+GEOACC_HD void
+tileset_quadric_add_term(TilesetQuadric &q, const double *positions, const uint32_t *tri, uint8_t border,
+						 const uint32_t *vcell, uint32_t c, const double *o)
+{
+	const double *p[3] = {positions + (size_t) tri[0] * 3, positions + (size_t) tri[1] * 3,
+						  positions + (size_t) tri[2] * 3};
+
+	tileset_quadric_add_triangle(q, p[0], p[1], p[2], o);
+	for (int j = 0; j < 3; j++)
+		if ((border >> j) & 1)
+		{
+			const int	k = j == 2 ? 0 : j + 1;
+
+			if (vcell[tri[j]] == c || vcell[tri[k]] == c)
+				tileset_quadric_add_border(q, p[0], p[1], p[2], p[j], p[k], o);
+		}
 }
 
 /* Rounds of iterated regularisation (each shrinks the pull towards the mean by eps / eigenvalue). */
@@ -578,6 +658,9 @@ struct TilesetHostBuckets
 		return TilesetBuckets{keys.data(), starts.data(), (uint32_t) keys.size(), tris.data()};
 	}
 };
+
+/* The open edges of a triangle mesh: border[t] bit j for the edge from corner j to j + 1 used by no other triangle. */
+void		mesh_open_edges_cpu(const GeoaccMesh &mesh, std::vector<uint8_t> &border);
 
 /* The CPU twin (mesh_tileset.cpp): the clustered mesh of a grid. */
 void		mesh_cluster_cpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMesh &out);

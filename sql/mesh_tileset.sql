@@ -48,8 +48,8 @@ SELECT level, count(*) AS tiles, min((tile ->> 'geometricError')::float8) = max(
 	bool_and((tile ->> 'geometricError')::float8 = 0) AS error_zero
 FROM tree GROUP BY level ORDER BY level;
 
--- errors fall with the levels: the root's cells are 240 m / 8 = 30 m wide, level 1's 15 m (vertex clustering
--- moves the mesh's open border inwards by up to about half a cell, which is where the largest distances are)
+-- errors fall with the levels: the root's cells are 240 m / 8 = 30 m wide, level 1's 15 m (the border planes
+-- keep the mesh's open border in place; without them clustering pulls it into the cells, 31.5 m at the root)
 WITH RECURSIVE tree(tile, level) AS (
 	SELECT j -> 'root', 0 FROM tileset
 	UNION ALL

@@ -197,6 +197,16 @@ reference_cluster(const Mesh &m, const GeoaccBox &e, uint32_t nx, uint32_t ny, u
 
 	std::map<Cell, uint32_t> number;
 	std::map<Cell, std::vector<double>> rep;
+	std::map<std::pair<uint32_t, uint32_t>, int> edge_uses;
+
+	for (uint32_t t = 0; t < m.ntriangles(); t++)
+		for (int j = 0; j < 3; j++)
+		{
+			uint32_t	a = m.triangles[(size_t) t * 3 + j],
+						b = m.triangles[(size_t) t * 3 + (j + 1) % 3];
+
+			edge_uses[{std::min(a, b), std::max(a, b)}]++;
+		}
 
 	for (const auto &cv : verts)
 	{
@@ -255,6 +265,41 @@ reference_cluster(const Mesh &m, const GeoaccBox &e, uint32_t nx, uint32_t ny, u
 				for (int j = 0; j < 3; j++)
 					A[i][j] += len / 2 * (nn[i] / len) * (nn[j] / len);
 				b[i] += len / 2 * d * (nn[i] / len);
+			}
+
+			/* open edges touching the cell: the plane through the edge perpendicular to the triangle */
+			for (int j = 0; j < 3; j++)
+			{
+				uint32_t	va = tri[j],
+							vb = tri[(j + 1) % 3];
+
+				if (va == vb || edge_uses[{std::min(va, vb), std::max(va, vb)}] != 1
+					|| (cell_of[va] != c && cell_of[vb] != c))
+					continue;
+
+				ld			e[3],
+							u[3];
+
+				for (int a = 0; a < 3; a++)
+					e[a] = p[(j + 1) % 3][a] - p[j][a];
+				u[0] = e[1] * nn[2] - e[2] * nn[1];
+				u[1] = e[2] * nn[0] - e[0] * nn[2];
+				u[2] = e[0] * nn[1] - e[1] * nn[0];
+
+				ld			ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+				ld			w = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+
+				for (int a = 0; a < 3; a++)
+					u[a] /= ul;
+
+				ld			dd = -(u[0] * p[j][0] + u[1] * p[j][1] + u[2] * p[j][2]);
+
+				for (int i = 0; i < 3; i++)
+				{
+					for (int k = 0; k < 3; k++)
+						A[i][k] += w * u[i] * u[k];
+					b[i] += w * dd * u[i];
+				}
 			}
 		}
 
