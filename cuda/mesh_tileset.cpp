@@ -329,11 +329,11 @@ bucket_triangles_cpu(const GeoaccMesh &to, const TilesetGrid &grid, TilesetHostB
 
 void
 mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGrid &grid, double spacing,
-				  double *measured, double *bound)
+				  double *measured, double *bound_out)
 {
 	if (to.ntriangles == 0)
 	{
-		*measured = *bound = INFINITY;
+		*measured = *bound_out = INFINITY;
 		return;
 	}
 
@@ -343,52 +343,36 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 
 	const TilesetBuckets b = hb.view();
 	std::vector<uint8_t> used(from.nvertices, 0);
+	std::vector<double> vd2(from.nvertices, 0);
 	double		worst = 0,
-				cover = 0;
+				bound = 0;
 
 	for (uint64_t i = 0; i < (uint64_t) from.ntriangles * 3; i++)
 		used[from.triangles[i]] = 1;
 	for (uint32_t v = 0; v < from.nvertices; v++)
 	{
-		if (!used[v])
-			continue;
-
-		double		d2 = tileset_point_level_d2(from.positions + (size_t) v * 3, grid, b, to.positions, to.triangles);
-
-		worst = d2 > worst ? d2 : worst;
+		if (used[v])
+			vd2[v] = tileset_point_level_d2(from.positions + (size_t) v * 3, grid, b, to.positions, to.triangles);
+		worst = vd2[v] > worst ? vd2[v] : worst;
 		if ((v & 0xffff) == 0)
 			check_interrupt();
 	}
 	for (uint32_t t = 0; t < from.ntriangles; t++)
 	{
 		const uint32_t *tri = from.triangles + (size_t) t * 3;
-		const double *p0 = from.positions + (size_t) tri[0] * 3,
-				   *p1 = from.positions + (size_t) tri[1] * 3,
-				   *p2 = from.positions + (size_t) tri[2] * 3;
-		double		longest = tileset_longest_edge(p0, p1, p2);
-		uint32_t	k = tileset_sample_steps(longest, spacing);
-		double		c = tileset_sample_cover(longest, k);
+		TilesetTriangleSample s = tileset_triangle_sample(from.positions + (size_t) tri[0] * 3,
+														  from.positions + (size_t) tri[1] * 3,
+														  from.positions + (size_t) tri[2] * 3, vd2[tri[0]],
+														  vd2[tri[1]], vd2[tri[2]], spacing, grid, b, to.positions,
+														  to.triangles);
 
-		cover = c > cover ? c : cover;
-		if (k >= 2)
-			for (uint32_t i = 0; i <= k; i++)
-				for (uint32_t j = 0; i + j <= k; j++)
-				{
-					double		p[3];
-
-					if ((i == 0 && j == 0) || i == k || j == k)
-						continue;
-					tileset_sample_point(p0, p1, p2, k, i, j, p);
-
-					double		d2 = tileset_point_level_d2(p, grid, b, to.positions, to.triangles);
-
-					worst = d2 > worst ? d2 : worst;
-				}
+		worst = s.m2 > worst ? s.m2 : worst;
+		bound = s.bound > bound ? s.bound : bound;
 		if ((t & 0xffff) == 0)
 			check_interrupt();
 	}
 	*measured = std::sqrt(worst);
-	*bound = std::nextafter(*measured + cover, INFINITY);
+	*bound_out = std::nextafter(std::fmax(bound, *measured), INFINITY);
 }
 
 /* --------------------------------------------------------- the tileset */

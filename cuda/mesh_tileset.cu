@@ -16,9 +16,9 @@
  *
  * Distance: a thread per level triangle counts the cells of its box, an
  * exclusive sum places its (key, triangle) entries, a radix sort files them;
- * a thread per sample vertex, and a thread per longer triangle for its grid
- * samples, searches the cells ring by ring; the largest squared distance
- * and covering radius are CUB maxima (exact: the same on both devices).
+ * a thread per vertex, then a thread per triangle for its grid samples,
+ * searches the cells ring by ring; the largest squared distance and bound
+ * are CUB maxima (exact: the same on both devices).
  *
  * The tiles' clips are mesh_clip_gpu's.
  */
@@ -399,9 +399,9 @@ vertex_distance_kernel(const double *from_positions, const uint8_t *used, uint32
 }
 
 __global__ void
-sample_distance_kernel(const double *from_positions, const uint32_t *from_triangles, uint32_t nt, double spacing,
-					   TilesetGrid grid, TilesetBuckets b, const double *to_positions, const uint32_t *to_triangles,
-					   double *d2, double *cover)
+sample_distance_kernel(const double *from_positions, const uint32_t *from_triangles, uint32_t nt, const double *vd2,
+					   double spacing, TilesetGrid grid, TilesetBuckets b, const double *to_positions,
+					   const uint32_t *to_triangles, double *td2, double *tbound)
 {
 	uint32_t	t = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -409,29 +409,13 @@ sample_distance_kernel(const double *from_positions, const uint32_t *from_triang
 		return;
 
 	const uint32_t *tri = from_triangles + (size_t) t * 3;
-	const double *p0 = from_positions + (size_t) tri[0] * 3,
-			   *p1 = from_positions + (size_t) tri[1] * 3,
-			   *p2 = from_positions + (size_t) tri[2] * 3;
-	double		longest = tileset_longest_edge(p0, p1, p2);
-	uint32_t	k = tileset_sample_steps(longest, spacing);
-	double		worst = 0;
+	TilesetTriangleSample s = tileset_triangle_sample(from_positions + (size_t) tri[0] * 3,
+													  from_positions + (size_t) tri[1] * 3,
+													  from_positions + (size_t) tri[2] * 3, vd2[tri[0]], vd2[tri[1]],
+													  vd2[tri[2]], spacing, grid, b, to_positions, to_triangles);
 
-	cover[t] = tileset_sample_cover(longest, k);
-	if (k >= 2)
-		for (uint32_t i = 0; i <= k; i++)
-			for (uint32_t j = 0; i + j <= k; j++)
-			{
-				double		p[3];
-
-				if ((i == 0 && j == 0) || i == k || j == k)
-					continue;
-				tileset_sample_point(p0, p1, p2, k, i, j, p);
-
-				double		d = tileset_point_level_d2(p, grid, b, to_positions, to_triangles);
-
-				worst = d > worst ? d : worst;
-			}
-	d2[t] = worst;
+	td2[t] = s.m2;
+	tbound[t] = s.bound;
 }
 
 /* The end bit of a grid's keys. */
@@ -658,7 +642,7 @@ mesh_distance_gpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	const uint32_t nv = from.nvertices;
 	const uint32_t nft = from.ntriangles;
 	DeviceBuffer<uint8_t> d_used(nv);
-	DeviceBuffer<double> d_vd2(nv), d_td2(nft), d_cover(nft);
+	DeviceBuffer<double> d_vd2(nv), d_td2(nft), d_tbound(nft);
 
 	GEOACC_CUDA_TRY(cudaMemsetAsync(d_used.data(), 0, nv, stream()));
 	if (nft > 0)
@@ -677,19 +661,19 @@ mesh_distance_gpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	if (nft > 0)
 	{
 		sample_distance_kernel<<<blocks_for(nft, THREADS), THREADS, 0, stream()>>>(
-			d_from_pos.data(), d_from_tri.data(), nft, spacing, grid, b, d_to_pos.data(), d_to_tri.data(),
-			d_td2.data(), d_cover.data());
+			d_from_pos.data(), d_from_tri.data(), nft, d_vd2.data(), spacing, grid, b, d_to_pos.data(),
+			d_to_tri.data(), d_td2.data(), d_tbound.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
 	sync_and_check_interrupt();
 
 	double		worst = std::max(max_of(d_vd2.data(), nv), max_of(d_td2.data(), nft));
-	double		cover = max_of(d_cover.data(), nft);
+	double		largest = max_of(d_tbound.data(), nft);
 
 	if (kernel_ms)
 		*kernel_ms += ms_since(start);
 	*measured = std::sqrt(worst);
-	*bound = std::nextafter(*measured + cover, INFINITY);
+	*bound = std::nextafter(std::fmax(largest, *measured), INFINITY);
 }
 
 }								/* namespace geoacc */

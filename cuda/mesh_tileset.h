@@ -26,12 +26,13 @@
  * by cell on each device).
  *
  * The geometric error of a level is an upper bound of the one-sided
- * Hausdorff distance from the full mesh to the level's mesh: the largest
- * distance from a sample of the full mesh (its vertices, and a barycentric
- * grid on each triangle longer than the spacing) to the level's triangles,
- * plus the sample's covering radius (every point of a triangle lies within
- * L / (k sqrt 3) of a point of its k-grid, L its longest edge), so that
- * every point of the full mesh lies within the bound of the level.
+ * Hausdorff distance from the full mesh to the level's mesh: over the full
+ * mesh's triangles, the largest distance from a sample of the triangle (its
+ * corners, and a barycentric k-grid when it is longer than the spacing) to
+ * the level's triangles, plus the sample's covering radius (every point of a
+ * triangle lies within L / (k sqrt 3) of a point of its k-grid, L its longest
+ * edge), so that every point of the full mesh lies within the bound of the
+ * level (the distance to a set is 1-Lipschitz).
  */
 #ifndef GEOACC_MESH_TILESET_H
 #define GEOACC_MESH_TILESET_H
@@ -502,6 +503,17 @@ tileset_sample_point(const double *p0, const double *p1, const double *p2, uint3
 		out[c] = p0[c] + s * (p1[c] - p0[c]) + t * (p2[c] - p0[c]);
 }
 
+/*
+ * The per-triangle sample: m2 the largest squared distance of its corners
+ * (d2 of its vertices, given) and of its k-grid's other points to the
+ * level, bound = sqrt(m2) + the grid's covering radius.
+ */
+struct TilesetTriangleSample
+{
+	double		m2;
+	double		bound;
+};
+
 /* First index of sorted keys[0, n) that is >= key. */
 GEOACC_HD uint32_t
 tileset_lower_bound(const uint64_t *keys, uint32_t n, uint64_t key)
@@ -586,11 +598,23 @@ tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBucke
 	const double width = tileset_min_cell_width(g);
 	uint32_t	rmax = 0;
 
+	/* how far p is from the faces of its cell towards neighbours: nothing outside it is nearer */
+	double		inside = DBL_MAX;
+
 	for (int c = 0; c < 3; c++)
 	{
 		ci[c] = tileset_cell_of(p[c], g.lo[c], g.hi[c], g.n[c]);
 		rmax = g.n[c] > rmax ? g.n[c] : rmax;
+		if (g.n[c] > 1)
+		{
+			double		below = p[c] - tileset_plane(g.lo[c], g.hi[c], ci[c], g.n[c]);
+			double		above = tileset_plane(g.lo[c], g.hi[c], ci[c] + 1, g.n[c]) - p[c];
+			double		m = below < above ? below : above;
+
+			inside = m < inside ? m : inside;
+		}
 	}
+	inside = inside < 0 ? 0 : inside == DBL_MAX ? 0 : inside * (1 - 1e-12);
 	for (uint32_t r = 0; r <= rmax; r++)
 	{
 		int64_t		lo[3],
@@ -624,16 +648,49 @@ tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBucke
 						best = d2 < best ? d2 : best;
 					}
 				}
-		/* everything not searched lies at least r cell widths away */
+		/* everything not searched lies at least r cell widths (and p's own margin) away */
 		if (best < DBL_MAX)
 		{
-			double		reach = (double) r * width;
+			double		reach = (double) r * width + inside;
 
 			if (best <= reach * reach)
 				break;
 		}
 	}
 	return best;
+}
+
+/* The sample of one triangle of the full mesh (corner distances given). */
+GEOACC_HD TilesetTriangleSample
+tileset_triangle_sample(const double *p0, const double *p1, const double *p2, double c0, double c1, double c2,
+						double spacing, const TilesetGrid &g, const TilesetBuckets &b, const double *to_positions,
+						const uint32_t *to_triangles)
+{
+	double		longest = tileset_longest_edge(p0, p1, p2);
+	uint32_t	k = tileset_sample_steps(longest, spacing);
+	double		worst = c0 > c1 ? c0 : c1;
+
+	worst = c2 > worst ? c2 : worst;
+	if (k >= 2)
+		for (uint32_t i = 0; i <= k; i++)
+			for (uint32_t j = 0; i + j <= k; j++)
+			{
+				double		p[3];
+
+				if ((i == 0 && j == 0) || i == k || j == k)
+					continue;
+				tileset_sample_point(p0, p1, p2, k, i, j, p);
+
+				double		d = tileset_point_level_d2(p, g, b, to_positions, to_triangles);
+
+				worst = d > worst ? d : worst;
+			}
+
+	TilesetTriangleSample s;
+
+	s.m2 = worst;
+	s.bound = sqrt(worst) + tileset_sample_cover(longest, k);
+	return s;
 }
 
 /* ------------------------------------------------------- the host side */

@@ -653,7 +653,8 @@ open_length(const Edges &edges)
  * bits, are open exactly where the level's own mesh is (their open length
  * is its open length, to float32 rounding), and every vertex that ends an
  * open edge of a tile on a plane between two tiles is a vertex of the
- * neighbour across it, to the bit.
+ * neighbour across it, to the bit (away from the mesh's own border, whose
+ * open edges may lie on a plane).
  */
 void
 check_no_cracks(const Tileset &ts, const Mesh &m, uint32_t levels, uint32_t cells)
@@ -743,14 +744,25 @@ check_no_cracks(const Tileset &ts, const Mesh &m, uint32_t levels, uint32_t cell
 						for (size_t q = 0; q + 2 < o->second.positions.size(); q += 3)
 							theirs.insert({o->second.positions[q], o->second.positions[q + 1],
 										   o->second.positions[q + 2]});
+					/* the mesh's own border meets the plane at its ends: open edges there are the mesh's */
+					const int	other_gl = gl == 0 ? 2 : 0;
+					const double half = (e.xmax - e.xmin) / 2;
+					auto		near_border = [&](const F3 &q) {
+						return std::fabs(std::fabs((double) q[other_gl]) - half) < 0.02 * half;
+					};
+
 					for (const auto &ed : mine)
-						if (ed.second == 1 && ed.first.first[gl] == at && ed.first.second[gl] == at)
+						if (ed.second == 1 && ed.first.first[gl] == at && ed.first.second[gl] == at
+							&& !near_border(ed.first.first) && !near_border(ed.first.second))
 						{
 							bool		found = theirs.count(ed.first.first) && theirs.count(ed.first.second);
 
 							if (!found)
 								fprintf(stderr, "    level %u tile (%u, %u): a border vertex is not in the "
-										"neighbour\n", l, tv.first.first, tv.first.second);
+										"neighbour: edge (%.9g %.9g %.9g)-(%.9g %.9g %.9g), plane %.9g on gl %d\n", l,
+										tv.first.first, tv.first.second, ed.first.first[0], ed.first.first[1],
+										ed.first.first[2], ed.first.second[0], ed.first.second[1], ed.first.second[2],
+										at, gl);
 							CHECK(found);
 						}
 				}
@@ -831,7 +843,12 @@ TEST(mesh_cluster_against_reference)
 	}
 }
 
-/* On a plane every representative lies on the plane (the quadric's optimum), inside its cell. */
+/*
+ * On a plane every representative lies on the plane (the quadric's
+ * optimum), inside its cell; in the cells of the mesh's border the
+ * optimum is on the border's line, which a clamp to the cell may move off
+ * the tilted plane, so those are only checked to be inside the extent.
+ */
 TEST(mesh_cluster_plane_is_kept)
 {
 	Mesh		m = terrain(40, 500000, 4000000, 3, 0);
@@ -848,14 +865,22 @@ TEST(mesh_cluster_plane_is_kept)
 
 	CHECK_OK(geoacc_mesh_cluster(GEOACC_DEVICE_CPU, &v, &e, 7, 7, 3, &r.r, nullptr));
 	CHECK(r.r.ntriangles > 20);
+
+	const double cell = (e.xmax - e.xmin) / 7;
+	int			inner = 0;
+
 	for (uint32_t i = 0; i < r.r.nvertices; i++)
 	{
 		const double *p = r.r.positions + (size_t) i * 3;
 		double		z = 10 + a * (p[0] - 500000) + b * (p[1] - 4000000);
 
-		CHECK(std::fabs(p[2] - z) <= 1e-6);
 		CHECK(p[0] >= e.xmin && p[0] <= e.xmax && p[1] >= e.ymin && p[1] <= e.ymax);
+		if (p[0] < e.xmin + cell || p[0] > e.xmax - cell || p[1] < e.ymin + cell || p[1] > e.ymax - cell)
+			continue;
+		inner++;
+		CHECK(std::fabs(p[2] - z) <= 1e-6);
 	}
+	CHECK(inner >= 10);
 }
 
 /* A box's corners survive clustering where a cell holds one corner (three planes meet there). */
