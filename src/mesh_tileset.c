@@ -17,6 +17,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
