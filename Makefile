@@ -246,3 +246,14 @@ EXTRA_CLEAN += test/bench/cgal_clip_bench
 test/bench/cgal_clip_bench: test/bench/cgal_clip_bench.cpp test/bench/mesh_bench.h
 	$(CXX) -std=c++17 -O2 -DNDEBUG -DCGAL_NDEBUG -Wall -Wextra -ffunction-sections -fdata-sections \
 		-static -s -Wl,--gc-sections $< -lmpfr -lgmp -o $@
+
+# ------------------------------------ mesh tileset benchmark (core level)
+# With MESHOPT_DIR (a root holding include/meshoptimizer.h and lib/libmeshoptimizer.so, as Debian's
+# libmeshoptimizer-dev unpacked; test/device/tileset-bundle.sh packs it) meshopt_simplify runs over the same tiles.
+EXTRA_CLEAN += test/bench/mesh_tileset_bench
+ifneq ($(strip $(MESHOPT_DIR)),)
+MESHOPT_FLAGS = -DGEOACC_WITH_MESHOPT -I$(MESHOPT_DIR)/include -L$(MESHOPT_DIR)/lib -Wl,-rpath,$(abspath $(MESHOPT_DIR))/lib -lmeshoptimizer
+endif
+
+test/bench/mesh_tileset_bench: test/bench/mesh_tileset_bench.cpp test/bench/mesh_bench.h cuda/geoacc_core.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) $(MESHOPT_FLAGS) -lm -o $@

@@ -343,7 +343,7 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 
 	const TilesetBuckets b = hb.view();
 	std::vector<uint8_t> used(from.nvertices, 0);
-	std::vector<double> vd2(from.nvertices, 0);
+	std::vector<TilesetNearest> vnear(from.nvertices, TilesetNearest{0, TILESET_NO_CELL});
 	double		worst = 0,
 				bound = 0;
 
@@ -352,8 +352,9 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	for (uint32_t v = 0; v < from.nvertices; v++)
 	{
 		if (used[v])
-			vd2[v] = tileset_point_level_d2(from.positions + (size_t) v * 3, grid, b, to.positions, to.triangles);
-		worst = vd2[v] > worst ? vd2[v] : worst;
+			vnear[v] = tileset_point_level_nearest(from.positions + (size_t) v * 3, grid, b, to.positions,
+												   to.triangles);
+		worst = vnear[v].d2 > worst ? vnear[v].d2 : worst;
 		if ((v & 0xffff) == 0)
 			check_interrupt();
 	}
@@ -362,8 +363,8 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 		const uint32_t *tri = from.triangles + (size_t) t * 3;
 		TilesetTriangleSample s = tileset_triangle_sample(from.positions + (size_t) tri[0] * 3,
 														  from.positions + (size_t) tri[1] * 3,
-														  from.positions + (size_t) tri[2] * 3, vd2[tri[0]],
-														  vd2[tri[1]], vd2[tri[2]], spacing, grid, b, to.positions,
+														  from.positions + (size_t) tri[2] * 3, vnear[tri[0]],
+														  vnear[tri[1]], vnear[tri[2]], spacing, grid, b, to.positions,
 														  to.triangles);
 
 		worst = s.m2 > worst ? s.m2 : worst;
@@ -372,7 +373,8 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 			check_interrupt();
 	}
 	*measured = std::sqrt(worst);
-	*bound_out = std::nextafter(std::fmax(bound, *measured), INFINITY);
+	/* a margin for the rounding of the distances themselves */
+	*bound_out = std::nextafter(std::fmax(bound, *measured) * (1 + 1e-12), INFINITY);
 }
 
 /* --------------------------------------------------------- the tileset */
@@ -748,8 +750,8 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 			timing.simplify_ms += elapsed_ms(now);
 			level_mesh = mesh_view(lm.positions, lm.triangles, lm.attributes, mesh.nattributes);
 
-			/* samples an eighth of a cell apart: the covering radius is at most 7% of a cell */
-			const double spacing = (grid.hi[0] - grid.lo[0]) / (double) grid.n[0] / 8;
+			/* samples at most half a cell apart: sub-triangles small beside the level's triangles */
+			const double spacing = (grid.hi[0] - grid.lo[0]) / (double) grid.n[0] / 2;
 
 			now = std::chrono::steady_clock::now();
 			if (device == GEOACC_DEVICE_GPU)

@@ -388,18 +388,25 @@ used_kernel(const uint32_t *triangles, uint64_t n, uint8_t *used)
 
 __global__ void
 vertex_distance_kernel(const double *from_positions, const uint8_t *used, uint32_t nv, TilesetGrid grid,
-					   TilesetBuckets b, const double *to_positions, const uint32_t *to_triangles, double *d2)
+					   TilesetBuckets b, const double *to_positions, const uint32_t *to_triangles,
+					   TilesetNearest *nearest, double *d2)
 {
 	uint32_t	v = blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (v >= nv)
 		return;
-	d2[v] = used[v] ? tileset_point_level_d2(from_positions + (size_t) v * 3, grid, b, to_positions, to_triangles)
-		: 0.0;
+
+	TilesetNearest n = {0.0, TILESET_NO_CELL};
+
+	if (used[v])
+		n = tileset_point_level_nearest(from_positions + (size_t) v * 3, grid, b, to_positions, to_triangles);
+	nearest[v] = n;
+	d2[v] = n.d2;
 }
 
 __global__ void
-sample_distance_kernel(const double *from_positions, const uint32_t *from_triangles, uint32_t nt, const double *vd2,
+sample_distance_kernel(const double *from_positions, const uint32_t *from_triangles, uint32_t nt,
+					   const TilesetNearest *vnear,
 					   double spacing, TilesetGrid grid, TilesetBuckets b, const double *to_positions,
 					   const uint32_t *to_triangles, double *td2, double *tbound)
 {
@@ -411,8 +418,8 @@ sample_distance_kernel(const double *from_positions, const uint32_t *from_triang
 	const uint32_t *tri = from_triangles + (size_t) t * 3;
 	TilesetTriangleSample s = tileset_triangle_sample(from_positions + (size_t) tri[0] * 3,
 													  from_positions + (size_t) tri[1] * 3,
-													  from_positions + (size_t) tri[2] * 3, vd2[tri[0]], vd2[tri[1]],
-													  vd2[tri[2]], spacing, grid, b, to_positions, to_triangles);
+													  from_positions + (size_t) tri[2] * 3, vnear[tri[0]], vnear[tri[1]],
+													  vnear[tri[2]], spacing, grid, b, to_positions, to_triangles);
 
 	td2[t] = s.m2;
 	tbound[t] = s.bound;
@@ -643,6 +650,7 @@ mesh_distance_gpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	const uint32_t nft = from.ntriangles;
 	DeviceBuffer<uint8_t> d_used(nv);
 	DeviceBuffer<double> d_vd2(nv), d_td2(nft), d_tbound(nft);
+	DeviceBuffer<TilesetNearest> d_vnear(nv);
 
 	GEOACC_CUDA_TRY(cudaMemsetAsync(d_used.data(), 0, nv, stream()));
 	if (nft > 0)
@@ -654,14 +662,15 @@ mesh_distance_gpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	if (nv > 0)
 	{
 		vertex_distance_kernel<<<blocks_for(nv, THREADS), THREADS, 0, stream()>>>(
-			d_from_pos.data(), d_used.data(), nv, grid, b, d_to_pos.data(), d_to_tri.data(), d_vd2.data());
+			d_from_pos.data(), d_used.data(), nv, grid, b, d_to_pos.data(), d_to_tri.data(), d_vnear.data(),
+			d_vd2.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
 	sync_and_check_interrupt();
 	if (nft > 0)
 	{
 		sample_distance_kernel<<<blocks_for(nft, THREADS), THREADS, 0, stream()>>>(
-			d_from_pos.data(), d_from_tri.data(), nft, d_vd2.data(), spacing, grid, b, d_to_pos.data(),
+			d_from_pos.data(), d_from_tri.data(), nft, d_vnear.data(), spacing, grid, b, d_to_pos.data(),
 			d_to_tri.data(), d_td2.data(), d_tbound.data());
 		GEOACC_CUDA_CHECK_LAUNCH();
 	}
@@ -673,7 +682,8 @@ mesh_distance_gpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	if (kernel_ms)
 		*kernel_ms += ms_since(start);
 	*measured = std::sqrt(worst);
-	*bound = std::nextafter(std::fmax(largest, *measured), INFINITY);
+	/* a margin for the rounding of the distances themselves, as the CPU twin */
+	*bound = std::nextafter(std::fmax(largest, *measured) * (1 + 1e-12), INFINITY);
 }
 
 }								/* namespace geoacc */

@@ -26,13 +26,16 @@
  * by cell on each device).
  *
  * The geometric error of a level is an upper bound of the one-sided
- * Hausdorff distance from the full mesh to the level's mesh: over the full
- * mesh's triangles, the largest distance from a sample of the triangle (its
- * corners, and a barycentric k-grid when it is longer than the spacing) to
- * the level's triangles, plus the sample's covering radius (every point of a
- * triangle lies within L / (k sqrt 3) of a point of its k-grid, L its longest
- * edge), so that every point of the full mesh lies within the bound of the
- * level (the distance to a set is 1-Lipschitz).
+ * Hausdorff distance from the full mesh to the level's mesh.  Each triangle
+ * of the full mesh is sampled (its corners, and a barycentric k-grid when it
+ * is longer than the spacing) and each sample's nearest level triangle found;
+ * the distance to one triangle is a convex function, so over a sub-triangle
+ * of the grid it is largest at a corner: the distance from every point of
+ * the sub-triangle to the level is at most the largest distance of its
+ * corners to any one triangle, tried for the nearest triangles of its
+ * corners and its centroid; a sub-triangle whose bound is loose beside its
+ * samples' distances is cut in four, a few times.  The largest such bound
+ * is the level's; the largest sampled distance is what was measured.
  */
 #ifndef GEOACC_MESH_TILESET_H
 #define GEOACC_MESH_TILESET_H
@@ -582,19 +585,38 @@ tileset_min_cell_width(const TilesetGrid &g)
 	return w;
 }
 
-/*
- * Squared distance from p to the nearest triangle of the level: the cells
- * around p's cell ring by ring, until no triangle of a cell outside the
- * rings searched can be nearer than the best found.  Triangles filed in
- * several cells are measured several times (the minimum does not care), so
- * both devices find the same minimum.  DBL_MAX when there are no triangles.
- */
+/* The nearest triangle of the level to a point: its squared distance and its index (TILESET_NO_CELL: none). */
+struct TilesetNearest
+{
+	double		d2;
+	uint32_t	tri;
+};
+
+/* Squared distance from p to triangle t of a mesh. */
 GEOACC_HD double
-tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBuckets &b, const double *positions,
-					   const uint32_t *triangles)
+tileset_point_mesh_triangle_d2(const double *p, uint32_t t, const double *positions, const uint32_t *triangles)
+{
+	const uint32_t *v = triangles + (size_t) t * 3;
+
+	return tileset_point_triangle_d2(p, positions + (size_t) v[0] * 3, positions + (size_t) v[1] * 3,
+									 positions + (size_t) v[2] * 3);
+}
+
+/*
+ * The nearest triangle of the level to p: the cells around p's cell ring by
+ * ring, until no triangle of a cell outside the rings searched can be
+ * nearer than the best found; of equally near ones the lowest index.
+ * Triangles filed in several cells are measured several times (the minimum
+ * does not care), so both devices find the same one.  d2 DBL_MAX when there
+ * are no triangles.
+ */
+GEOACC_HD TilesetNearest
+tileset_point_level_nearest(const double *p, const TilesetGrid &g, const TilesetBuckets &b, const double *positions,
+							const uint32_t *triangles)
 {
 	uint32_t	ci[3];
 	double		best = DBL_MAX;
+	uint32_t	best_tri = TILESET_NO_CELL;
 	const double width = tileset_min_cell_width(g);
 	uint32_t	rmax = 0;
 
@@ -640,12 +662,14 @@ tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBucke
 						continue;
 					for (uint32_t e = b.starts[k]; e < b.starts[k + 1]; e++)
 					{
-						const uint32_t *t = triangles + (size_t) b.tris[e] * 3;
-						double		d2 = tileset_point_triangle_d2(p, positions + (size_t) t[0] * 3,
-																   positions + (size_t) t[1] * 3,
-																   positions + (size_t) t[2] * 3);
+						const uint32_t t = b.tris[e];
+						double		d2 = tileset_point_mesh_triangle_d2(p, t, positions, triangles);
 
-						best = d2 < best ? d2 : best;
+						if (d2 < best || (d2 == best && t < best_tri))
+						{
+							best = d2;
+							best_tri = t;
+						}
 					}
 				}
 		/* everything not searched lies at least r cell widths (and p's own margin) away */
@@ -657,39 +681,233 @@ tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBucke
 				break;
 		}
 	}
+
+	TilesetNearest n;
+
+	n.d2 = best;
+	n.tri = best_tri;
+	return n;
+}
+
+/* Squared distance from p to the nearest triangle of the level (DBL_MAX when there is none). */
+GEOACC_HD double
+tileset_point_level_d2(const double *p, const TilesetGrid &g, const TilesetBuckets &b, const double *positions,
+					   const uint32_t *triangles)
+{
+	return tileset_point_level_nearest(p, g, b, positions, triangles).d2;
+}
+
+/*
+ * A bound of the squared distance from every point of the sub-triangle
+ * (q0, q1, q2) to the level: the distance to one triangle T is convex, so
+ * over the sub-triangle it is largest at a corner; the bound is the least,
+ * over candidate triangles T (the nearest of its corners, n[0..2], and of
+ * its centroid, n[3]), of the largest corner distance to T.  The centroid's
+ * nearest is the candidate that fits a sub-triangle lying on one level
+ * triangle, whose corners on the level's edges may each be nearest to a
+ * neighbour.
+ */
+GEOACC_HD double
+tileset_subtriangle_bound2(const double *q0, const double *q1, const double *q2, const TilesetNearest *n,
+						   const double *positions, const uint32_t *triangles)
+{
+	const double *q[3] = {q0, q1, q2};
+	double		best = DBL_MAX;
+
+	for (int c = 0; c < 4; c++)
+	{
+		const uint32_t t = n[c].tri;
+		bool		seen = t == TILESET_NO_CELL;
+
+		for (int e = 0; e < c; e++)
+			seen |= n[e].tri == t;
+		if (seen)
+			continue;
+
+		double		e = 0;
+
+		for (int j = 0; j < 3; j++)
+		{
+			double		d = n[j].tri == t ? n[j].d2 : tileset_point_mesh_triangle_d2(q[j], t, positions, triangles);
+
+			e = d > e ? d : e;
+		}
+		best = e < best ? e : best;
+	}
 	return best;
 }
 
-/* The sample of one triangle of the full mesh (corner distances given). */
-GEOACC_HD TilesetTriangleSample
-tileset_triangle_sample(const double *p0, const double *p1, const double *p2, double c0, double c1, double c2,
-						double spacing, const TilesetGrid &g, const TilesetBuckets &b, const double *to_positions,
-						const uint32_t *to_triangles)
+/* Halvings of a sub-triangle whose bound is loose beside its samples (4^3 = 64 pieces at most). */
+constexpr int TILESET_REFINE_DEPTH = 3;
+
+/* A sub-triangle being bounded: its corners, their nearest triangles, its depth. */
+struct TilesetPiece
 {
-	double		longest = tileset_longest_edge(p0, p1, p2);
-	uint32_t	k = tileset_sample_steps(longest, spacing);
-	double		worst = c0 > c1 ? c0 : c1;
+	double		q[3][3];
+	TilesetNearest n[3];
+	int			depth;
+};
 
-	worst = c2 > worst ? c2 : worst;
-	if (k >= 2)
-		for (uint32_t i = 0; i <= k; i++)
-			for (uint32_t j = 0; i + j <= k; j++)
+/*
+ * The bound of a sub-triangle (squared), its sampled distances (corners,
+ * centroids, midpoints) into *worst.  A piece whose bound exceeds twice its
+ * largest sampled distance plus slack is cut into four at its edges'
+ * midpoints, down to TILESET_REFINE_DEPTH halvings, so that where the
+ * level's triangles are smaller than the piece a single one still fits each
+ * part; the largest bound of the parts is the piece's.
+ */
+GEOACC_HD double
+tileset_subtriangle(const double *q0, const double *q1, const double *q2, TilesetNearest n0, TilesetNearest n1,
+					TilesetNearest n2, double slack, const TilesetGrid &g, const TilesetBuckets &b,
+					const double *positions, const uint32_t *triangles, double *worst)
+{
+	TilesetPiece stack[3 * TILESET_REFINE_DEPTH + 1];
+	int			top = 0;
+	double		bound2 = 0;
+
+	for (int c = 0; c < 3; c++)
+	{
+		stack[0].q[0][c] = q0[c];
+		stack[0].q[1][c] = q1[c];
+		stack[0].q[2][c] = q2[c];
+	}
+	stack[0].n[0] = n0;
+	stack[0].n[1] = n1;
+	stack[0].n[2] = n2;
+	stack[0].depth = 0;
+	top = 1;
+	while (top > 0)
+	{
+		TilesetPiece piece = stack[--top];
+		double		centroid[3];
+
+		for (int c = 0; c < 3; c++)
+			centroid[c] = (piece.q[0][c] + piece.q[1][c] + piece.q[2][c]) / 3;
+
+		TilesetNearest n[4] = {piece.n[0], piece.n[1], piece.n[2],
+							   tileset_point_level_nearest(centroid, g, b, positions, triangles)};
+		double		local = 0;
+
+		for (int c = 0; c < 4; c++)
+			local = n[c].d2 > local ? n[c].d2 : local;
+		*worst = local > *worst ? local : *worst;
+
+		double		e = tileset_subtriangle_bound2(piece.q[0], piece.q[1], piece.q[2], n, positions, triangles);
+		double		enough = 2 * sqrt(local) + slack;
+
+		if (e <= enough * enough || piece.depth == TILESET_REFINE_DEPTH)
+		{
+			bound2 = e > bound2 ? e : bound2;
+			continue;
+		}
+
+		/* four parts: the corners' and the midpoints' */
+		double		m[3][3];
+		TilesetNearest mn[3];
+
+		for (int i = 0; i < 3; i++)
+		{
+			const int	j = i == 2 ? 0 : i + 1;
+
+			for (int c = 0; c < 3; c++)
+				m[i][c] = (piece.q[i][c] + piece.q[j][c]) / 2;
+			mn[i] = tileset_point_level_nearest(m[i], g, b, positions, triangles);
+			*worst = mn[i].d2 > *worst ? mn[i].d2 : *worst;
+		}
+
+		/* m[0] between corners 0 and 1, m[1] between 1 and 2, m[2] between 2 and 0 */
+		const double *pq[4][3] = {{piece.q[0], m[0], m[2]}, {m[0], piece.q[1], m[1]}, {m[2], m[1], piece.q[2]},
+								  {m[0], m[1], m[2]}};
+		const TilesetNearest pn[4][3] = {{piece.n[0], mn[0], mn[2]}, {mn[0], piece.n[1], mn[1]},
+										 {mn[2], mn[1], piece.n[2]}, {mn[0], mn[1], mn[2]}};
+
+		for (int part = 3; part >= 0; part--)
+		{
+			TilesetPiece *next = &stack[top++];
+
+			for (int i = 0; i < 3; i++)
 			{
-				double		p[3];
-
-				if ((i == 0 && j == 0) || i == k || j == k)
-					continue;
-				tileset_sample_point(p0, p1, p2, k, i, j, p);
-
-				double		d = tileset_point_level_d2(p, g, b, to_positions, to_triangles);
-
-				worst = d > worst ? d : worst;
+				for (int c = 0; c < 3; c++)
+					next->q[i][c] = pq[part][i][c];
+				next->n[i] = pn[part][i];
 			}
+			next->depth = piece.depth + 1;
+		}
+	}
+	return bound2;
+}
+
+/*
+ * The sample of one triangle (p0, p1, p2) of the full mesh, its corners'
+ * nearest level triangles given: its k-grid's points (k from the spacing)
+ * measured, m2 the largest squared distance of its points; bound the
+ * largest of its k^2 sub-triangles' bounds (tileset_subtriangle_bound2),
+ * which holds for every point of the triangle.  The grid goes row by row,
+ * two rows kept.
+ */
+GEOACC_HD TilesetTriangleSample
+tileset_triangle_sample(const double *p0, const double *p1, const double *p2, TilesetNearest c0, TilesetNearest c1,
+						TilesetNearest c2, double spacing, const TilesetGrid &g, const TilesetBuckets &b,
+						const double *to_positions, const uint32_t *to_triangles)
+{
+	const uint32_t k = tileset_sample_steps(tileset_longest_edge(p0, p1, p2), spacing);
+	/* a bound within twice the local distance plus a sixteenth of the spacing is not refined further */
+	const double slack = spacing / 16;
+	TilesetNearest rows[2][TILESET_MAX_SAMPLE_STEPS + 1];
+	double		pts[2][TILESET_MAX_SAMPLE_STEPS + 1][3];
+	double		worst = 0,
+				bound2 = 0;
+
+	/* row i holds the points (i, j), j = 0 .. k - i: (0, 0) is p0, (k, 0) p1, (0, k) p2 */
+	for (uint32_t i = 0; i <= k; i++)
+	{
+		TilesetNearest *row = rows[i & 1];
+
+		for (uint32_t j = 0; i + j <= k; j++)
+		{
+			double	   *q = pts[i & 1][j];
+			const double *corner = (i == 0 && j == 0) ? p0 : (i == k) ? p1 : (j == k) ? p2 : nullptr;
+
+			if (corner != nullptr)
+			{
+				for (int c = 0; c < 3; c++)
+					q[c] = corner[c];
+				row[j] = (i == 0 && j == 0) ? c0 : (i == k) ? c1 : c2;
+			}
+			else
+			{
+				tileset_sample_point(p0, p1, p2, k, i, j, q);
+				row[j] = tileset_point_level_nearest(q, g, b, to_positions, to_triangles);
+			}
+			worst = row[j].d2 > worst ? row[j].d2 : worst;
+		}
+		if (i == 0)
+			continue;
+
+		/* the sub-triangles between rows i - 1 and i */
+		const TilesetNearest *up = rows[(i - 1) & 1];
+		double		(*qu)[3] = pts[(i - 1) & 1];
+		double		(*qd)[3] = pts[i & 1];
+
+		for (uint32_t j = 0; i + j <= k; j++)
+		{
+			double		e = tileset_subtriangle(qu[j], qd[j], qu[j + 1], up[j], row[j], up[j + 1], slack, g, b,
+												to_positions, to_triangles, &worst);
+
+			bound2 = e > bound2 ? e : bound2;
+			if (i + j + 1 <= k)
+			{
+				e = tileset_subtriangle(qd[j], qd[j + 1], qu[j + 1], row[j], row[j + 1], up[j + 1], slack, g, b,
+										to_positions, to_triangles, &worst);
+				bound2 = e > bound2 ? e : bound2;
+			}
+		}
+	}
 
 	TilesetTriangleSample s;
 
 	s.m2 = worst;
-	s.bound = sqrt(worst) + tileset_sample_cover(longest, k);
+	s.bound = sqrt(bound2 > worst ? bound2 : worst);
 	return s;
 }
 
