@@ -23,8 +23,10 @@
 #   5. 3D Tiles: tilesets written by gpu_mesh_tileset (test/tiles/tilesets.sql)
 #      against the 3D Tiles 1.1 JSON schema and the specification's tile rules
 #      (test/tiles/check_tileset.py, Python's jsonschema), and their GLB files
-#      through the glTF validator; each part skipped, with a line saying so,
-#      without jsonschema or the validator;
+#      through the glTF validator; then a tileset of CGAL's b9 at UTM
+#      coordinates in CesiumJS in headless Chromium (test/tiles/cesium_check.sh:
+#      placed where PostGIS puts it, on screen); each part skipped, with a line
+#      saying so, without jsonschema, the validator, chromium or npm;
 #   6. the Citus suite (scripts/citus.sh: a coordinator and two workers on
 #      this machine, make installcheck-citus) when Citus is installed for
 #      this PostgreSQL or its source is beside the repository
@@ -40,8 +42,8 @@ GEOACC_CLUSTER=test GEOACC_FRESH=1
 # iwyu: the include check; nodejs and npm: the glTF validator, wanted only where no node and npm are
 # found (a Node.js from another source, with its own npm, conflicts with Debian's npm package)
 GEOACC_EXTRA_PACKAGES="iwyu ${GEOACC_EXTRA_PACKAGES:-}"
-# python3-jsonschema: the 3D Tiles schema check
-GEOACC_OPTIONAL_PACKAGES="python3-jsonschema ${GEOACC_OPTIONAL_PACKAGES:-}"
+# python3-jsonschema: the 3D Tiles schema check; chromium: the CesiumJS check
+GEOACC_OPTIONAL_PACKAGES="python3-jsonschema chromium ${GEOACC_OPTIONAL_PACKAGES:-}"
 command -v node >/dev/null && command -v npm >/dev/null || GEOACC_OPTIONAL_PACKAGES="nodejs npm ${GEOACC_OPTIONAL_PACKAGES:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 trap 'stop_cluster; echo "test: the test cluster is stopped (data and server.log in $GEOACC_PGDATA)"' EXIT
@@ -149,6 +151,7 @@ else
 fi
 dropdb --if-exists geoacc_tiles
 rm -rf "$tiles_dir"
+test/tiles/cesium_check.sh || fail "CesiumJS check of a tileset"
 
 echo "test: Citus suite"
 scripts/citus.sh || fail "Citus suite"
