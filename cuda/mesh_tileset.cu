@@ -228,8 +228,9 @@ quadric_first_kernel(const uint32_t *sorted_cells, uint32_t nterms, uint32_t nce
 /* The vertex of every cell, sums in the CPU twin's order. */
 __global__ void
 cell_vertex_kernel(const double *positions, const float *attributes, uint32_t k, const uint32_t *triangles,
-				   const uint8_t *border, const uint32_t *vcell, TilesetGrid grid, const uint64_t *cell_keys, const uint32_t *cell_first, const uint32_t *vorder,
-				   const uint32_t *qfirst, const uint32_t *qorder, uint32_t ncells, double *cell_pos, float *cell_attr)
+				   const uint8_t *border, const uint32_t *vcell, TilesetGrid grid, const uint64_t *cell_keys,
+				   const uint32_t *cell_first, const uint32_t *vorder, const uint32_t *qfirst, const uint32_t *qorder,
+				   uint32_t ncells, double *cell_pos, float *cell_attr)
 {
 	uint32_t	c = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -531,8 +532,9 @@ mesh_cluster_gpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMe
 	DeviceBuffer<float> d_cell_attr((size_t) ncells * k);
 
 	cell_vertex_kernel<<<blocks_for(ncells, THREADS), THREADS, 0, stream()>>>(
-		d_pos.data(), d_attr.data(), k, d_tri.data(), d_border.data(), d_vcell.data(), grid, d_cell_keys.data(), d_cell_first.data(), d_vorder.data(),
-		d_qfirst.data(), d_qorder.data(), ncells, d_cell_pos.data(), d_cell_attr.data());
+		d_pos.data(), d_attr.data(), k, d_tri.data(), d_border.data(), d_vcell.data(), grid, d_cell_keys.data(),
+		d_cell_first.data(), d_vorder.data(), d_qfirst.data(), d_qorder.data(), ncells, d_cell_pos.data(),
+		d_cell_attr.data());
 	GEOACC_CUDA_CHECK_LAUNCH();
 	sync_and_check_interrupt();
 
