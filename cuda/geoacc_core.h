@@ -785,8 +785,9 @@ typedef struct GeoaccTilesetTiming
  * Each level's geometricError is a bound of the one-sided Hausdorff
  * distance from the full mesh to it, measured on a sample.  Tiles without
  * triangles are left out (a parent of tiles with some stays, without
- * content).  The GLB files are y-up, float32 positions relative to the
- * origin.  CPU and GPU give the same bits.  timing may be NULL.
+ * content); a mesh whose triangles all have two equal corners has no
+ * tile, and no files.  The GLB files are y-up, float32 positions relative
+ * to the origin.  CPU and GPU give the same bits.  timing may be NULL.
  */
 GeoaccStatus geoacc_mesh_tileset(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccTilesetOptions *options,
 								 GeoaccTileset *tileset, GeoaccTilesetTiming *timing);

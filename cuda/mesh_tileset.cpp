@@ -820,6 +820,13 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 			}
 	}
 
+	/* no tile has a triangle (every one had two equal corners, which clips drop): no tileset */
+	if (!levels[0].tiles[0].exists)
+	{
+		timing.write_ms += elapsed_ms(now);
+		return;
+	}
+
 	/* tileset.json */
 	std::vector<GeoaccTilesetFile> files;
 

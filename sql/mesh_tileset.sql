@@ -102,8 +102,9 @@ SELECT count(*) FILTER (WHERE path LIKE '%.glb') AS glb_files,
 		FILTER (WHERE path = 'tileset.json') AS identity_at_origin
 FROM ply, gpu_mesh_tileset(p, 2, cells => 2);
 
--- empty and NULL meshes: no rows
+-- empty and NULL meshes, and triangles that all have two equal corners (which clips drop): no rows
 SELECT count(*) AS rows_of_empty FROM gpu_mesh_tileset('TIN Z EMPTY'::geometry, 3);
+SELECT count(*) AS rows_of_repeated_corners FROM gpu_mesh_tileset('TIN Z (((0 0 0,0 0 0,1 1 1,0 0 0)))', 3);
 SELECT count(*) AS rows_of_null FROM gpu_mesh_tileset(NULL::geometry, 3);
 
 -- bad input
@@ -112,6 +113,7 @@ SELECT * FROM terrain, gpu_mesh_tileset(mesh, 11);
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 2, 0);
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 2, 1025);
 SELECT * FROM gpu_mesh_tileset(ST_SetSRID('TIN Z (((0 0 0,1 0 0,0 1 0,0 0 0)))'::geometry, 4326), 2);
+SELECT * FROM gpu_mesh_tileset(ST_SetSRID('TIN Z (((0 0 0,1 0 0,0 1 0,0 0 0)))'::geometry, 123456), 2);
 SELECT * FROM gpu_mesh_tileset('LINESTRING Z (0 0 0,1 1 1)'::geometry, 2);
 SELECT * FROM gpu_mesh_tileset('\x00'::bytea, 2);
 SELECT * FROM gpu_mesh_tileset(geoacc_mesh_to_ply('TIN Z (((0 0 0,1 0 0,0 1 0,0 0 0)))'), 2, -1);

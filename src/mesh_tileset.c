@@ -54,6 +54,7 @@ RootTransform(int32 srid, const double origin[3], double transform[16])
 	Datum		args[2];
 	double		p[7][3];
 	char	   *sql;
+	bool		known;
 
 	memset(transform, 0, sizeof(double) * 16);
 	transform[15] = 1;
@@ -66,6 +67,24 @@ RootTransform(int32 srid, const double origin[3], double transform[16])
 		}
 		return;
 	}
+	/* PostGIS's ST_Transform raises an internal error for an SRID it does not know */
+	sql = psprintf("SELECT 1 FROM %s.spatial_ref_sys WHERE srid = $1", GeoaccPostgisSchemaName());
+	args[0] = Int32GetDatum(srid);
+	argtypes[0] = INT4OID;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read spatial_ref_sys");
+	known = SPI_processed == 1;
+	SPI_finish();
+	if (!known)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("SRID %d is not in spatial_ref_sys", srid),
+				 errdetail("The tileset is placed on the Earth from the mesh's SRID."),
+				 errhint("Give the mesh a projected SRID PostGIS knows (ST_SetSRID), or SRID 0 to keep its own "
+						 "coordinates.")));
+	argtypes[0] = TEXTOID;
 	if (GeoaccSridIsGeographic(srid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

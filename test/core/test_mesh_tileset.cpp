@@ -1238,6 +1238,19 @@ TEST(mesh_tileset_degenerate_meshes)
 	wall.positions = {0, 0, 0, 10, 0, 0, 10, 0, 10, 0, 0, 10};
 	wall.triangles = {0, 1, 2, 0, 2, 3};
 	meshes.push_back(wall);
+	/* triangles that all have two equal corners: the clips drop them, no tile, no files */
+	Mesh		repeated;
+
+	repeated.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+	repeated.triangles = {0, 0, 1, 2, 2, 1};
+
+	GeoaccMesh	rv = repeated.view();
+	GeoaccTilesetOptions ro = options(3, 4);
+	Tileset		none;
+
+	CHECK_OK(geoacc_mesh_tileset(GEOACC_DEVICE_CPU, &rv, &ro, &none.t, nullptr));
+	CHECK(none.t.nfiles == 0);
+
 	for (const Mesh &m : meshes)
 	{
 		GeoaccMesh	v = m.view();
