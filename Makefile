@@ -61,6 +61,11 @@ OBJS += src/mesh_clip.o
 INSTALL_SQL += sql/install/mesh_clip.sql
 REGRESS += mesh_clip mesh_ply
 
+# mesh_tileset: 3D Tiles level-of-detail tilesets of meshes
+OBJS += src/mesh_tileset.o
+INSTALL_SQL += sql/install/mesh_tileset.sql
+REGRESS += mesh_tileset
+
 # make_trajectories: trajectories from raw fixes
 OBJS += src/make_trajectories.o
 INSTALL_SQL += sql/install/make_trajectories.sql
@@ -268,3 +273,14 @@ EXTRA_CLEAN += test/bench/cgal_clip_bench
 test/bench/cgal_clip_bench: test/bench/cgal_clip_bench.cpp test/bench/mesh_bench.h
 	$(CXX) -std=c++17 -O2 -DNDEBUG -DCGAL_NDEBUG -Wall -Wextra -ffunction-sections -fdata-sections \
 		-static -s -Wl,--gc-sections $< -lmpfr -lgmp -o $@
+
+# ------------------------------------ mesh tileset benchmark (core level)
+# With MESHOPT_DIR (a root holding include/meshoptimizer.h and lib/libmeshoptimizer.so, as Debian's
+# libmeshoptimizer-dev unpacked; test/device/tileset-bundle.sh packs it) meshopt_simplify runs over the same tiles.
+EXTRA_CLEAN += test/bench/mesh_tileset_bench
+ifneq ($(strip $(MESHOPT_DIR)),)
+MESHOPT_FLAGS = -DGEOACC_WITH_MESHOPT -I$(MESHOPT_DIR)/include -L$(MESHOPT_DIR)/lib -Wl,-rpath,$(abspath $(MESHOPT_DIR))/lib -lmeshoptimizer
+endif
+
+test/bench/mesh_tileset_bench: test/bench/mesh_tileset_bench.cpp test/bench/mesh_bench.h cuda/geoacc_core.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) $(MESHOPT_FLAGS) -lm -o $@

@@ -731,6 +731,111 @@ GeoaccStatus geoacc_ply_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *
 GeoaccStatus geoacc_glb_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity,
 							  size_t *size);
 
+/* -------------------------------------------------- 3D Tiles tilesets */
+
+/* Most levels of a tileset (4^9 leaves). */
+#define GEOACC_TILESET_MAX_LEVELS 10
+/* Most clustering cells along a tile's edge. */
+#define GEOACC_TILESET_MAX_CELLS 1024
+
+/*
+ * The root extent of a mesh's tileset and the origin of its tiles'
+ * coordinates: the mesh's box made square in x and y (its lower corner
+ * kept), z as the mesh's; the origin is the extent's centre.  A mesh
+ * without triangles has none (GEOACC_ERR_INVALID_ARGUMENT).
+ */
+GeoaccStatus geoacc_mesh_tileset_extent(const GeoaccMesh *mesh, GeoaccBox *extent, double origin[3]);
+
+typedef struct GeoaccTilesetOptions
+{
+	uint32_t	levels;			/* 1 .. GEOACC_TILESET_MAX_LEVELS: a quadtree of levels levels */
+	uint32_t	cells;			/* 1 .. GEOACC_TILESET_MAX_CELLS clustering cells along a tile's edge */
+	uint32_t	layout;			/* the mesh's attributes (GEOACC_MESH_NORMALS ...), 0 for none */
+	/*
+	 * The root tile's transform, column-major as 3D Tiles writes it: from
+	 * the tiles' coordinates (the mesh's minus the origin) to the tileset's
+	 * (ECEF for one placed on the Earth).
+	 */
+	double		transform[16];
+	const char *generator;		/* asset.generator, or NULL */
+} GeoaccTilesetOptions;
+
+/* One file of a tileset: tileset.json, or a tile's GLB, tiles/LEVEL/X/Y.glb. */
+typedef struct GeoaccTilesetFile
+{
+	char		path[48];
+	uint8_t    *data;
+	size_t		size;
+} GeoaccTilesetFile;
+
+/* A tileset, allocated by the core; release with geoacc_tileset_free(). */
+typedef struct GeoaccTileset
+{
+	uint32_t	nfiles;
+	GeoaccTilesetFile *files;	/* tileset.json first, then the tiles by level, x, y */
+	uint32_t	levels;
+	/* per level, 0 the root: */
+	double		measured[GEOACC_TILESET_MAX_LEVELS];	/* largest sampled distance from the full mesh */
+	double		bound[GEOACC_TILESET_MAX_LEVELS];	/* measured + the sample's covering radius */
+	double		geometric_error[GEOACC_TILESET_MAX_LEVELS]; /* written: the bound, at least the level below's */
+	uint64_t	triangles[GEOACC_TILESET_MAX_LEVELS];	/* the level's mesh, before the tiles' clips */
+	uint32_t	tiles[GEOACC_TILESET_MAX_LEVELS];	/* tiles with content */
+} GeoaccTileset;
+
+/* Where the time of one geoacc_mesh_tileset() call went. */
+typedef struct GeoaccTilesetTiming
+{
+	double		simplify_ms;	/* clustering of the parent levels */
+	double		error_ms;		/* their measured errors */
+	double		clip_ms;		/* the tiles' clips */
+	double		write_ms;		/* GLB files and tileset.json */
+	double		kernel_ms;		/* GPU: kernels and sorts of simplification and error */
+	double		compute_ms;		/* everything */
+} GeoaccTilesetTiming;
+
+/*
+ * A 3D Tiles 1.1 tileset of a mesh (GEOACC_MESH_MAX_ATTRIBUTES and the
+ * clip's limits apply): a quadtree over geoacc_mesh_tileset_extent(), level
+ * l in 2^l x 2^l tiles; the leaves (level levels - 1) are the mesh's clips
+ * by their tiles, each parent level is the mesh clustered on a grid of
+ * cells x cells per tile (mesh_tileset.h) and clipped by its tiles, so
+ * neighbouring tiles of a level share their border vertices to the bit.
+ * Each level's geometricError is a bound of the one-sided Hausdorff
+ * distance from the full mesh to it, measured on a sample.  Tiles without
+ * triangles are left out (a parent of tiles with some stays, without
+ * content); a mesh whose triangles all have two equal corners has no
+ * tile, and no files.  The GLB files are y-up, float32 positions relative
+ * to the origin.  CPU and GPU give the same bits.  timing may be NULL.
+ */
+GeoaccStatus geoacc_mesh_tileset(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccTilesetOptions *options,
+								 GeoaccTileset *tileset, GeoaccTilesetTiming *timing);
+
+/* Device memory of a tileset on the GPU. */
+GeoaccDeviceNeed geoacc_mesh_tileset_need(const GeoaccMesh *mesh, const GeoaccTilesetOptions *options);
+
+/* Free what a tileset holds and zero it (NULL and zeroed tilesets are fine). */
+void		geoacc_tileset_free(GeoaccTileset *tileset);
+
+/*
+ * Vertex clustering alone (the tileset's parent levels, for tests and
+ * benchmarks): the mesh clustered on nx x ny x nz cells over extent (which
+ * must hold the mesh).  kernel_ms (may be NULL) gets the GPU's kernel time.
+ */
+GeoaccStatus geoacc_mesh_cluster(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *extent, uint32_t nx,
+								 uint32_t ny, uint32_t nz, GeoaccMeshResult *result, double *kernel_ms);
+
+/*
+ * The one-sided distance from mesh `from` to mesh `to` as the tileset
+ * measures it: *measured the largest distance from a sample of `from` (its
+ * vertices, and a grid of steps at most `spacing` on its longer triangles)
+ * to `to`'s triangles, found through nx x ny x nz cells over extent (which
+ * must hold both); *bound = measured + the sample's covering radius.
+ * INFINITY when `to` has no triangles.
+ */
+GeoaccStatus geoacc_mesh_distance(GeoaccDevice device, const GeoaccMesh *from, const GeoaccMesh *to,
+								  const GeoaccBox *extent, uint32_t nx, uint32_t ny, uint32_t nz, double spacing,
+								  double *measured, double *bound);
+
 /* ---------------------------------------------------- make trajectories */
 
 /*

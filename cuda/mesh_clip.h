@@ -737,6 +737,14 @@ void		mesh_clip_labelled_cpu(const GeoaccMesh &mesh, const uint8_t *codes, const
 /* The CPU twin (mesh_clip.cpp): every box into results[], each box in one pass over the faces. */
 void		mesh_clip_cpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes, GeoaccMeshResult *results);
 
+/*
+ * The GLB writer (mesh_glb.cpp): with origin, float32 positions relative to
+ * it and no node translation (the tiles of a tileset share one origin);
+ * with origin NULL, as geoacc_glb_write().  With out NULL only *size.
+ */
+void		glb_write(const GeoaccMesh &mesh, uint32_t layout, const double *origin, uint8_t *out, size_t capacity,
+					  size_t *size);
+
 /* GPU implementation (mesh_clip.cu): every box into results[]. */
 void		mesh_clip_gpu(const GeoaccMesh &mesh, const GeoaccBox *boxes, uint32_t nboxes,
 						  GeoaccMeshResult *results, GeoaccMeshClipTiming *timing);

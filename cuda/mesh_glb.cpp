@@ -57,8 +57,8 @@ struct GlbArray
 
 /* The glTF document and its binary chunk, for a mesh that has triangles. */
 void
-glb_arrays(const GeoaccMesh &mesh, uint32_t layout, double origin[3], std::vector<GlbArray> &arrays,
-		   std::string &attributes_json)
+glb_arrays(const GeoaccMesh &mesh, uint32_t layout, const double *given_origin, double origin[3],
+		   std::vector<GlbArray> &arrays, std::string &attributes_json)
 {
 	const uint32_t nv = mesh.nvertices;
 	const uint32_t k = mesh.nattributes;
@@ -84,6 +84,14 @@ glb_arrays(const GeoaccMesh &mesh, uint32_t layout, double origin[3], std::vecto
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh spans %.17g to %.17g along %c, too wide for glTF's float32 "
 				 "positions (at most %g either side of its centre)", lo[c], hi[c], "xyz"[c], (double) FLT_MAX);
 		origin[c] = std::isfinite(hi[c] - lo[c]) ? lo[c] + (hi[c] - lo[c]) / 2 : lo[c] / 2 + hi[c] / 2;
+		if (given_origin != nullptr)
+		{
+			/* one origin for many files: equal positions give equal float32 values in all of them */
+			origin[c] = given_origin[c];
+			if (!(std::fabs(hi[c] - origin[c]) <= (double) FLT_MAX && std::fabs(lo[c] - origin[c]) <= (double) FLT_MAX))
+				fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh spans %.17g to %.17g along %c, too far from the origin "
+					 "%.17g for glTF's float32 positions", lo[c], hi[c], "xyz"[c], origin[c]);
+		}
 	}
 
 	/* glTF is y-up: (x, y, z) becomes (x, z, -y), a rotation, so windings stay */
@@ -166,7 +174,7 @@ glb_arrays(const GeoaccMesh &mesh, uint32_t layout, double origin[3], std::vecto
 }
 
 std::string
-glb_json(const GeoaccMesh &mesh, uint32_t layout, std::vector<GlbArray> &arrays)
+glb_json(const GeoaccMesh &mesh, uint32_t layout, const double *given_origin, std::vector<GlbArray> &arrays)
 {
 	std::string j = "{\"asset\":{\"version\":\"2.0\",\"generator\":\"geoacc\"},\"scene\":0,";
 
@@ -176,10 +184,13 @@ glb_json(const GeoaccMesh &mesh, uint32_t layout, std::vector<GlbArray> &arrays)
 	double		origin[3];
 	std::string attributes;
 
-	glb_arrays(mesh, layout, origin, arrays, attributes);
+	glb_arrays(mesh, layout, given_origin, origin, arrays, attributes);
 	j += "\"scenes\":[{\"nodes\":[0]}],";
-	j += "\"nodes\":[{\"mesh\":0,\"translation\":[" + json_number(origin[0]) + "," + json_number(origin[2]) + ","
-		+ json_number(-origin[1]) + "]}],";
+	if (given_origin != nullptr)
+		j += "\"nodes\":[{\"mesh\":0}],";
+	else
+		j += "\"nodes\":[{\"mesh\":0,\"translation\":[" + json_number(origin[0]) + "," + json_number(origin[2]) + ","
+			+ json_number(-origin[1]) + "]}],";
 	j += "\"meshes\":[{\"primitives\":[{\"attributes\":{" + attributes + "},\"indices\":"
 		+ std::to_string(arrays.size() - 1) + ",\"mode\":4}]}],";
 
@@ -257,6 +268,62 @@ check_glb_mesh(const GeoaccMesh &mesh, uint32_t layout)
 
 }								/* namespace */
 
+/*
+ * Write the GLB of a mesh into out (with out NULL only *size), positions
+ * relative to `origin` with no node translation when origin is given,
+ * else relative to the centre of the mesh's box, which the node's
+ * translation holds.
+ */
+void
+glb_write(const GeoaccMesh &mesh, uint32_t layout, const double *origin, uint8_t *out, size_t capacity, size_t *size)
+{
+	std::vector<GlbArray> arrays;
+
+	check_glb_mesh(mesh, layout);
+
+	std::string json = glb_json(mesh, layout, origin, arrays);
+	size_t		bin = 0;
+
+	for (const GlbArray &g : arrays)
+		bin += g.bytes();
+	/* chunks are 4-byte aligned: JSON padded with spaces, the binary chunk with zeros */
+	json.append((4 - json.size() % 4) % 4, ' ');
+
+	const size_t bin_padded = bin + (4 - bin % 4) % 4;
+	const size_t total = 12 + 8 + json.size() + (bin > 0 ? 8 + bin_padded : 0);
+
+	if (total > UINT32_MAX)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh takes %zu bytes as GLB, more than 4 GB", total);
+	*size = total;
+	if (out == nullptr)
+		return;
+	if (capacity < total)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the GLB output needs %zu bytes, the buffer has %zu", total, capacity);
+
+	uint8_t    *p = out;
+
+	put(p, GLB_MAGIC);
+	put(p, (uint32_t) 2);
+	put(p, (uint32_t) total);
+	put(p, (uint32_t) json.size());
+	put(p, GLB_CHUNK_JSON);
+	memcpy(p, json.data(), json.size());
+	p += json.size();
+	if (bin == 0)
+		return;
+	put(p, (uint32_t) bin_padded);
+	put(p, GLB_CHUNK_BIN);
+	for (const GlbArray &g : arrays)
+	{
+		if (g.indices)
+			memcpy(p, g.uints.data(), g.bytes());
+		else
+			memcpy(p, g.floats.data(), g.bytes());
+		p += g.bytes();
+	}
+	memset(p, 0, bin_padded - bin);
+}
+
 }								/* namespace geoacc */
 
 using namespace geoacc;
@@ -265,52 +332,8 @@ extern "C" GeoaccStatus
 geoacc_glb_write(const GeoaccMesh *mesh, uint32_t layout, uint8_t *out, size_t capacity, size_t *size)
 {
 	return guarded([&] {
-		std::vector<GlbArray> arrays;
-
 		if (mesh == nullptr || size == nullptr)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh and the size are required");
-		check_glb_mesh(*mesh, layout);
-
-		std::string json = glb_json(*mesh, layout, arrays);
-		size_t		bin = 0;
-
-		for (const GlbArray &g : arrays)
-			bin += g.bytes();
-		/* chunks are 4-byte aligned: JSON padded with spaces, the binary chunk with zeros */
-		json.append((4 - json.size() % 4) % 4, ' ');
-
-		const size_t bin_padded = bin + (4 - bin % 4) % 4;
-		const size_t total = 12 + 8 + json.size() + (bin > 0 ? 8 + bin_padded : 0);
-
-		if (total > UINT32_MAX)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh takes %zu bytes as GLB, more than 4 GB", total);
-		*size = total;
-		if (out == nullptr)
-			return;
-		if (capacity < total)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "the GLB output needs %zu bytes, the buffer has %zu", total, capacity);
-
-		uint8_t    *p = out;
-
-		put(p, GLB_MAGIC);
-		put(p, (uint32_t) 2);
-		put(p, (uint32_t) total);
-		put(p, (uint32_t) json.size());
-		put(p, GLB_CHUNK_JSON);
-		memcpy(p, json.data(), json.size());
-		p += json.size();
-		if (bin == 0)
-			return;
-		put(p, (uint32_t) bin_padded);
-		put(p, GLB_CHUNK_BIN);
-		for (const GlbArray &g : arrays)
-		{
-			if (g.indices)
-				memcpy(p, g.uints.data(), g.bytes());
-			else
-				memcpy(p, g.floats.data(), g.bytes());
-			p += g.bytes();
-		}
-		memset(p, 0, bin_padded - bin);
+		glb_write(*mesh, layout, nullptr, out, capacity, size);
 	});
 }

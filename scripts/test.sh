@@ -25,11 +25,18 @@
 #      GEOACC_CACHE, default ~/.cache/geoacc) on GLB files written by
 #      geoacc_mesh_to_glb; skipped, with a line saying so, without node or
 #      when npm cannot fetch it;
-#   5. the Citus suite (scripts/citus.sh: a coordinator and two workers on
+#   5. 3D Tiles: tilesets written by gpu_mesh_tileset (test/tiles/tilesets.sql)
+#      against the 3D Tiles 1.1 JSON schema and the specification's tile rules
+#      (test/tiles/check_tileset.py, Python's jsonschema), and their GLB files
+#      through the glTF validator; then a tileset of CGAL's b9 at UTM
+#      coordinates in CesiumJS in headless Chromium (test/tiles/cesium_check.sh:
+#      placed where PostGIS puts it, on screen); each part skipped, with a line
+#      saying so, without jsonschema, the validator, chromium or npm;
+#   6. the Citus suite (scripts/citus.sh: a coordinator and two workers on
 #      this machine, make installcheck-citus) when Citus is installed for
 #      this PostgreSQL or its source is beside the repository
 #      (../shared/citus); otherwise a line says why it was skipped;
-#   6. when the build used CUDA, the same two suites again on a CPU-only build
+#   7. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
 # The cluster: GEOACC_PGDATA (default /tmp/geoacc-test) on GEOACC_PGPORT
 # (default 5498), made afresh each run and stopped at the end (its log stays
@@ -37,9 +44,11 @@
 # See scripts/setup.sh.  Exits non-zero if anything fails.
 set -euo pipefail
 GEOACC_CLUSTER=test GEOACC_FRESH=1
-# iwyu: the include check; libipc-run-perl: the service's TAP test; nodejs and npm: the glTF validator, wanted only where no node and npm are
-# found (a Node.js from another source, with its own npm, conflicts with Debian's npm package)
+# iwyu: the include check; libipc-run-perl: the service's TAP test; nodejs and npm: the glTF validator, wanted
+# only where no node and npm are found (a Node.js from another source, with its own npm, conflicts with Debian's npm package)
 GEOACC_EXTRA_PACKAGES="iwyu libipc-run-perl ${GEOACC_EXTRA_PACKAGES:-}"
+# python3-jsonschema: the 3D Tiles schema check; chromium: the CesiumJS check
+GEOACC_OPTIONAL_PACKAGES="python3-jsonschema chromium ${GEOACC_OPTIONAL_PACKAGES:-}"
 command -v node >/dev/null && command -v npm >/dev/null || GEOACC_OPTIONAL_PACKAGES="nodejs npm ${GEOACC_OPTIONAL_PACKAGES:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 trap 'stop_cluster; echo "test: the test cluster is stopped (data and server.log in $GEOACC_PGDATA)"' EXIT
@@ -133,6 +142,31 @@ else
 	dropdb --if-exists geoacc_glb
 	rm -rf "$glb_dir"
 fi
+
+echo "test: 3D Tiles: tilesets against the 3D Tiles 1.1 schema, their GLB files through the glTF validator"
+tiles_dir=$(mktemp -d)
+dropdb --if-exists geoacc_tiles
+createdb geoacc_tiles
+psql -X -d geoacc_tiles -f test/tiles/tilesets.sql | while read -r name path data; do
+	mkdir -p "$tiles_dir/$name/$(dirname "$path")"
+	echo "$data" | base64 -d > "$tiles_dir/$name/$path"
+done
+tiles_rc=0
+python3 test/tiles/check_tileset.py "$tiles_dir"/*/tileset.json || tiles_rc=$?
+# 2: no jsonschema, which the script has said
+[ "$tiles_rc" -eq 0 ] || [ "$tiles_rc" -eq 2 ] || fail "3D Tiles schema"
+if [ -f "$validator/node_modules/gltf-validator/package.json" ] && command -v node >/dev/null; then
+	node test/glb/validate.js "$validator/node_modules/gltf-validator" $(find "$tiles_dir" -name '*.glb') \
+		| grep -v ': 0 errors, 0 warnings' || true
+	node test/glb/validate.js "$validator/node_modules/gltf-validator" $(find "$tiles_dir" -name '*.glb') >/dev/null \
+		&& echo "test: glTF validator: $(find "$tiles_dir" -name '*.glb' | wc -l) tile GLB files, no error, no warning" \
+		|| fail "glTF validator on tileset GLB files"
+else
+	echo "test: SKIPPED: no glTF validator (above): the tilesets' GLB files are not validated"
+fi
+dropdb --if-exists geoacc_tiles
+rm -rf "$tiles_dir"
+test/tiles/cesium_check.sh || fail "CesiumJS check of a tileset"
 
 echo "test: Citus suite"
 scripts/citus.sh || fail "Citus suite"

@@ -781,4 +781,23 @@ void		GeoaccTrianglesFromGeometry(const struct varlena *geom, GeoaccTriangles *o
  */
 Datum		GeoaccTinToGeometry(const double *positions, const uint32 *triangles, uint32 ntriangles, int32 srid);
 
+/* ------------------------------------------------- meshes (mesh_clip.c) */
+
+/*
+ * The mesh of a geometry argument (TIN Z or POLYHEDRALSURFACE Z of
+ * triangles) welded into an indexed mesh, its SRID in *srid; the mesh lives
+ * (and is freed) with CurrentMemoryContext.
+ */
+GeoaccMesh	GeoaccMeshFromGeometry(const struct varlena *geom, int32 *srid);
+
+/*
+ * The mesh of a PLY argument with its attributes (what they are in
+ * *layout), vertices equal in position and attributes welded; it lives
+ * with CurrentMemoryContext.
+ */
+GeoaccMesh	GeoaccMeshFromPlyWelded(const bytea *ply, uint32 *layout);
+
+/* PostGIS's schema, quoted for SQL text. */
+const char *GeoaccPostgisSchemaName(void);
+
 #endif							/* GEOACC_H */

@@ -91,6 +91,13 @@ GeoaccGeometryOid(void)
 	return postgis_geometry;
 }
 
+const char *
+GeoaccPostgisSchemaName(void)
+{
+	LookupPostgis();
+	return quote_identifier(get_namespace_name(postgis_schema));
+}
+
 Oid
 GeoaccGeographyOid(void)
 {

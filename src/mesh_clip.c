@@ -137,8 +137,8 @@ BoxFromBox3D(const Box3D *b, const char *what, int32 mesh_srid)
 }
 
 /* The mesh of a geometry argument, welded into an indexed mesh. */
-static GeoaccMesh
-MeshFromGeometry(const struct varlena *geom, int32 *srid)
+GeoaccMesh
+GeoaccMeshFromGeometry(const struct varlena *geom, int32 *srid)
 {
 	GeoaccTriangles tris;
 	GeoaccMeshResult *welded = MeshResultInContext();
@@ -241,7 +241,7 @@ gpu_mesh_clip(PG_FUNCTION_ARGS)
 	ProfileStart(&prof);
 	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	GeoaccStagesLap(&prof.stages, "detoast");
-	mesh = MeshFromGeometry(geom, &srid);
+	mesh = GeoaccMeshFromGeometry(geom, &srid);
 	GeoaccStagesLap(&prof.stages, "read");
 	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", srid);
 	r = ClipMesh(&mesh, &box, 1, &prof)[0];
@@ -312,7 +312,7 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	ProfileStart(&prof);
 	geom = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	GeoaccStagesLap(&prof.stages, "detoast");
-	mesh = MeshFromGeometry(geom, &srid);
+	mesh = GeoaccMeshFromGeometry(geom, &srid);
 	GeoaccStagesLap(&prof.stages, "read");
 	boxes = BoxesFromArray(PG_GETARG_ARRAYTYPE_P(1), srid, &nboxes, &first);
 	results = ClipMesh(&mesh, boxes, nboxes, &prof);
@@ -485,8 +485,8 @@ MeshToBytea(MeshWriter write, const char *format, const GeoaccMesh *mesh, uint32
 }
 
 /* The mesh of a PLY argument for clipping: vertices equal in position and attributes welded. */
-static GeoaccMesh
-ClippableMeshFromPly(const bytea *ply, uint32 *layout)
+GeoaccMesh
+GeoaccMeshFromPlyWelded(const bytea *ply, uint32 *layout)
 {
 	GeoaccMesh	read = MeshFromPly(ply, layout);
 	GeoaccMeshResult *welded = MeshResultInContext();
@@ -515,7 +515,7 @@ gpu_mesh_clip_ply(PG_FUNCTION_ARGS)
 	ProfileStart(&prof);
 	ply = PG_GETARG_BYTEA_PP(0);
 	GeoaccStagesLap(&prof.stages, "detoast");
-	mesh = ClippableMeshFromPly(ply, &layout);
+	mesh = GeoaccMeshFromPlyWelded(ply, &layout);
 	GeoaccStagesLap(&prof.stages, "read");
 	box = BoxFromBox3D((Box3D *) PG_GETARG_POINTER(1), "box", NO_SRID);
 	clipped = MeshView(ClipMesh(&mesh, &box, 1, &prof)[0]);
@@ -549,7 +549,7 @@ gpu_mesh_clip_ply_boxes(PG_FUNCTION_ARGS)
 	ProfileStart(&prof);
 	ply = PG_GETARG_BYTEA_PP(0);
 	GeoaccStagesLap(&prof.stages, "detoast");
-	mesh = ClippableMeshFromPly(ply, &layout);
+	mesh = GeoaccMeshFromPlyWelded(ply, &layout);
 	GeoaccStagesLap(&prof.stages, "read");
 	results = ClipMesh(&mesh, boxes, nboxes, &prof);
 	GeoaccStagesLap(&prof.stages, "clip");
@@ -594,7 +594,7 @@ Datum
 geoacc_mesh_to_ply(PG_FUNCTION_ARGS)
 {
 	int32		srid;
-	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+	GeoaccMesh	mesh = GeoaccMeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
 
 	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_ply_write, "PLY", &mesh, 0));
 }
@@ -605,7 +605,7 @@ Datum
 geoacc_mesh_to_glb(PG_FUNCTION_ARGS)
 {
 	int32		srid;
-	GeoaccMesh	mesh = MeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
+	GeoaccMesh	mesh = GeoaccMeshFromGeometry(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &srid);
 
 	PG_RETURN_BYTEA_P(MeshToBytea(geoacc_glb_write, "glTF", &mesh, 0));
 }

@@ -490,6 +490,34 @@ def case_mesh_clip(rng):
     return ("fuzz_mesh_clip_agrees(%s, %d, %d, %d, %r)" % (quote(mesh), n[0], n[1], n[2], rng.uniform(0.1, 0.9)))
 
 
+def case_mesh_tileset(rng):
+    """gpu_mesh_tileset: hostile arguments (meshes as for the clip, levels and cells at and past their limits,
+    SRIDs in degrees, unknown or out of range, broken PLY) end in a result or a clean ERROR; valid random TINs
+    give a tileset whose tileset.json parses, names every GLB row once, has geometric errors falling to 0 at
+    the leaves, and equals, byte for byte, the tileset of the same mesh as PLY (fuzz_mesh_tileset_agrees)."""
+    scale = rng.choice([1.0, 100.0, 1e-3])
+    origin = rng.choice([(0.0, 0.0), (500000.0, 4000000.0)])
+    mesh = tin(rng, rng.randint(1, 40), scale, origin)
+    if rng.random() < 0.35:
+        target = rng.choice([mesh, "'POLYGON Z ((0 0 0, 1 0 0, 1 1 0, 0 0 0))'::geometry", "'TIN EMPTY'::geometry",
+                             "'TIN ZM (((0 0 0 1, 1 0 0 1, 0 1 0 1, 0 0 0 1)))'::geometry", "NULL::geometry",
+                             "ST_SetSRID(%s, %d)" % (mesh, rng.choice([4326, 0, 3857, 4978, 2154])),
+                             "ST_SetSRID(%s, 123456)" % mesh])
+        levels = rng.choice([rng.randint(1, 4), hostile_int(rng), 0, 11, -1])
+        cells = rng.choice([rng.randint(1, 16), hostile_int(rng), 0, 1025])
+        if rng.random() < 0.4:
+            ply = rng.choice(["geoacc_mesh_to_ply(%s)" % mesh,
+                              "set_byte(geoacc_mesh_to_ply(%s), %d, %d)" % (mesh, rng.randint(0, 300), rng.randint(0, 255)),
+                              "substring(geoacc_mesh_to_ply(%s) FROM 1 FOR %d)" % (mesh, rng.randint(0, 400)),
+                              "'ply\\nformat ascii 1.0\\nelement vertex 1\\nend_header\\n'::bytea"])
+            srid = rng.choice([0, 32633, 4326, -1, 1000000, 123456, hostile_int(rng)])
+            sql = "SELECT count(*) FROM gpu_mesh_tileset(%s, %s, %s, %s)" % (ply, levels, srid, cells)
+        else:
+            sql = "SELECT count(*) FROM gpu_mesh_tileset(%s, %s, %s)" % (target, levels, cells)
+        return "fuzz_try(%s)" % quote(sql)
+    return "fuzz_mesh_tileset_agrees(%s, %d, %d)" % (quote(mesh), rng.randint(1, 4), rng.randint(1, 16))
+
+
 def fixes(rng):
     """Random fixes (id, t, geom) as a VALUES query, in shuffled order: a few vessels at times in seconds (whole
     or not) with repeats at the same time (the same or another position), gaps, stops and jumps.  Not beyond
@@ -1238,6 +1266,7 @@ FUNCTIONS = {
     "compression_stats": case_compression,
     "segment_join": case_segment_join,
     "mesh_clip": case_mesh_clip,
+    "mesh_tileset": case_mesh_tileset,
     "make_trajectories": case_make_trajectories,
     "ply_counts": case_ply_counts,
     "make_trajectories_us": case_make_trajectories_us,

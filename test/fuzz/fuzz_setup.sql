@@ -812,5 +812,48 @@ BEGIN
 		PERFORM set_config('fuzz.detail', format('%s of %s visits differ from PostGIS', total - same, total), false);
 	END IF;
 	RETURN total = same;
+-- A tileset of a valid mesh: tileset.json parses, its content uris are the GLB rows (each once), geometric
+-- errors do not rise down the tree and are 0 at the leaves, and the mesh as PLY (same SRID) gives the same rows.
+CREATE OR REPLACE FUNCTION fuzz_mesh_tileset_agrees(mesh text, levels int, cells int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	m geometry;
+	doc jsonb;
+	glbs bigint;
+	named bigint;
+	distinct_named bigint;
+	rising bigint;
+	leaves_bad bigint;
+	differ bigint;
+BEGIN
+	EXECUTE 'SELECT ' || mesh INTO m;
+	CREATE TEMP TABLE IF NOT EXISTS fuzz_tiles (path text, content bytea);
+	TRUNCATE fuzz_tiles;
+	INSERT INTO fuzz_tiles SELECT * FROM gpu_mesh_tileset(m, levels, cells);
+	SELECT convert_from(content, 'UTF8')::jsonb INTO doc FROM fuzz_tiles WHERE path = 'tileset.json';
+	-- triangles that all have two equal corners leave no tile: no rows
+	IF doc IS NULL AND NOT EXISTS (SELECT FROM fuzz_tiles) AND NOT EXISTS (
+		SELECT FROM ST_Dump(m) d WHERE ST_NPoints(ST_RemoveRepeatedPoints(ST_ExteriorRing(d.geom))) >= 4) THEN
+		RETURN true;
+	END IF;
+	SELECT count(*) INTO glbs FROM fuzz_tiles WHERE path LIKE 'tiles/%.glb' AND substring(content FROM 1 FOR 4) = 'glTF';
+	WITH RECURSIVE tree(tile, parent_error) AS (
+		SELECT doc -> 'root', (doc ->> 'geometricError')::float8
+		UNION ALL
+		SELECT c, (tile ->> 'geometricError')::float8 FROM tree, jsonb_array_elements(tile -> 'children') c)
+	SELECT count(tile #>> '{content,uri}'), count(DISTINCT tile #>> '{content,uri}'),
+		count(*) FILTER (WHERE (tile ->> 'geometricError')::float8 > parent_error),
+		count(*) FILTER (WHERE tile -> 'children' IS NULL AND (tile ->> 'geometricError')::float8 <> 0)
+		INTO named, distinct_named, rising, leaves_bad FROM tree;
+	SELECT count(*) INTO differ
+	FROM fuzz_tiles t FULL JOIN gpu_mesh_tileset(geoacc_mesh_to_ply(m), levels, ST_SRID(m), cells) p USING (path)
+	WHERE t.content IS DISTINCT FROM p.content;
+	IF doc #>> '{asset,version}' = '1.1' AND named = glbs AND distinct_named = glbs AND rising = 0
+		AND leaves_bad = 0 AND differ = 0 AND glbs = (SELECT count(*) - 1 FROM fuzz_tiles) THEN
+		RETURN true;
+	END IF;
+	PERFORM set_config('fuzz.detail', format('glbs %s, named %s (%s distinct), rising errors %s, leaves with an '
+		'error %s, rows unlike the PLY form''s %s', glbs, named, distinct_named, rising, leaves_bad, differ), false);
+	RETURN false;
 END
 $$;
