@@ -10,6 +10,7 @@
  */
 #include "mesh_clip.h"
 #include "mesh_tileset.h"
+#include "host_memory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -647,9 +648,8 @@ add_file(std::vector<GeoaccTilesetFile> &files, const std::string &path, const u
 	GeoaccTilesetFile f{};
 
 	snprintf(f.path, sizeof(f.path), "%s", path.c_str());
-	f.data = static_cast<uint8_t *>(malloc(size > 0 ? size : 1));
-	if (f.data == nullptr)
-		fail(GEOACC_ERR_HOST_MEMORY, "out of memory for a file of %zu bytes", size);
+	/* the caller's: output memory */
+	f.data = static_cast<uint8_t *>(output_allocate(size > 0 ? size : 1));
 	memcpy(f.data, data, size);
 	f.size = size;
 	files.push_back(f);
@@ -879,16 +879,19 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 	catch (...)
 	{
 		for (GeoaccTilesetFile &f : files)
-			free(f.data);
+			output_free(f.data);
 		throw;
 	}
 	timing.write_ms += elapsed_ms(now);
-	out.files = static_cast<GeoaccTilesetFile *>(malloc(files.size() * sizeof(GeoaccTilesetFile)));
-	if (out.files == nullptr)
+	try
+	{
+		out.files = static_cast<GeoaccTilesetFile *>(output_allocate(files.size() * sizeof(GeoaccTilesetFile)));
+	}
+	catch (...)
 	{
 		for (GeoaccTilesetFile &f : files)
-			free(f.data);
-		fail(GEOACC_ERR_HOST_MEMORY, "out of memory for the list of %zu files", files.size());
+			output_free(f.data);
+		throw;
 	}
 	memcpy(out.files, files.data(), files.size() * sizeof(GeoaccTilesetFile));
 	out.nfiles = (uint32_t) files.size();
@@ -924,8 +927,8 @@ geoacc_tileset_free(GeoaccTileset *tileset)
 	if (tileset == nullptr)
 		return;
 	for (uint32_t i = 0; i < tileset->nfiles; i++)
-		free(tileset->files[i].data);
-	free(tileset->files);
+		output_free(tileset->files[i].data);
+	output_free(tileset->files);
 	memset(tileset, 0, sizeof(*tileset));
 }
 

@@ -267,6 +267,13 @@ void		GeoaccWorkFree(void *p);
 bool		GeoaccInServiceMemory(const void *p);
 
 /*
+ * An array the core reads, in work memory: as it is when it is there
+ * already (without the service, or made there, such as a mesh the core
+ * read in this backend), else a copy owned by CurrentMemoryContext.
+ */
+const void *GeoaccWorkCopy(const void *array, Size bytes);
+
+/*
  * Zeroed service memory owned by no memory context, for what the core
  * allocates through a callback during a work, in the service or in the
  * backend (density tiles); NULL when full.  The caller frees it with

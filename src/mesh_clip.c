@@ -176,19 +176,6 @@ ClipOn(GeoaccDevice device, void *arg)
 	return geoacc_mesh_clip(device, &r->mesh, r->boxes, r->nboxes, r->results, &r->timing);
 }
 
-/* An array of the mesh in work memory: as it is when it is there (the core made it there), else a copy. */
-static const void *
-InWorkMemory(const void *array, Size bytes)
-{
-	void	   *copy;
-
-	if (array == NULL || !GeoaccServiceActive() || GeoaccInServiceMemory(array))
-		return array;
-	copy = GeoaccWorkAlloc(bytes);
-	memcpy(copy, array, bytes);
-	return copy;
-}
-
 /*
  * Clip on the chosen device; results[] live (and are freed) with
  * CurrentMemoryContext.  The device and the core's timing go into *prof.
@@ -196,15 +183,15 @@ InWorkMemory(const void *array, Size bytes)
 static GeoaccMeshResult **
 ClipMesh(const GeoaccMesh *mesh, const GeoaccBox *boxes, uint32 nboxes, ClipProfile *prof)
 {
-	ClipRun		run = {*mesh, InWorkMemory(boxes, sizeof(GeoaccBox) * nboxes), nboxes,
+	ClipRun		run = {*mesh, GeoaccWorkCopy(boxes, sizeof(GeoaccBox) * nboxes), nboxes,
 	GeoaccWorkAllocZero(sizeof(GeoaccMeshResult) * Max(nboxes, 1)), {0}};
 	GeoaccWork	work = {ClipOn, &run, geoacc_mesh_clip_need(mesh), false, sizeof(run)};
 	GeoaccMeshResult *raw = run.results;
 	GeoaccMeshResult **owned = palloc(sizeof(GeoaccMeshResult *) * Max(nboxes, 1));
 
-	run.mesh.positions = InWorkMemory(mesh->positions, sizeof(double) * 3 * mesh->nvertices);
-	run.mesh.triangles = InWorkMemory(mesh->triangles, sizeof(uint32) * 3 * mesh->ntriangles);
-	run.mesh.attributes = InWorkMemory(mesh->attributes, sizeof(float) * mesh->nattributes * mesh->nvertices);
+	run.mesh.positions = GeoaccWorkCopy(mesh->positions, sizeof(double) * 3 * mesh->nvertices);
+	run.mesh.triangles = GeoaccWorkCopy(mesh->triangles, sizeof(uint32) * 3 * mesh->ntriangles);
+	run.mesh.attributes = GeoaccWorkCopy(mesh->attributes, sizeof(float) * mesh->nattributes * mesh->nvertices);
 	/* the owners exist before the core allocates: nothing can fail in between */
 	for (uint32 b = 0; b < nboxes; b++)
 		owned[b] = MeshResultInContext();

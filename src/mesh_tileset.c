@@ -138,13 +138,16 @@ RootTransform(int32 srid, const double origin[3], double transform[16])
 		transform[12 + c] = p[0][c];
 }
 
-/* The tileset as a step of a call. */
+/*
+ * The tileset as a step of a call (a work the GPU service can run: the
+ * mesh's arrays in work memory, the files in the core's output memory).
+ */
 typedef struct TilesetRun
 {
-	const GeoaccMesh *mesh;
-	const GeoaccTilesetOptions *options;
-	GeoaccTileset *tileset;
-	GeoaccTilesetTiming *timing;
+	GeoaccMesh	mesh;
+	GeoaccTilesetOptions options;	/* its generator a string of this library: the same address everywhere */
+	GeoaccTileset tileset;
+	GeoaccTilesetTiming timing;
 } TilesetRun;
 
 static GeoaccStatus
@@ -153,7 +156,7 @@ TilesetOn(GeoaccDevice device, void *arg)
 	TilesetRun *r = arg;
 
 	/* a failed run leaves nothing behind: the CPU can start afresh */
-	return geoacc_mesh_tileset(device, r->mesh, r->options, r->tileset, r->timing);
+	return geoacc_mesh_tileset(device, &r->mesh, &r->options, &r->tileset, &r->timing);
 }
 
 /*
@@ -171,7 +174,7 @@ TilesetRows(FunctionCallInfo fcinfo, const GeoaccMesh *mesh, uint32 layout, int3
 	double		origin[3];
 	TilesetOwner *owner;
 	TilesetRun	run;
-	GeoaccWork	work;
+	GeoaccWork	work = {TilesetOn, &run, {0, 0}, false, sizeof(run)};
 	GeoaccDevice device;
 
 	if (levels < 1 || levels > GEOACC_TILESET_MAX_LEVELS)
@@ -201,16 +204,17 @@ TilesetRows(FunctionCallInfo fcinfo, const GeoaccMesh *mesh, uint32 layout, int3
 	owner->callback.func = TilesetFree;
 	owner->callback.arg = owner;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &owner->callback);
-	run.mesh = mesh;
-	run.options = &options;
-	run.tileset = &owner->tileset;
-	run.timing = &timing;
-	memset(&timing, 0, sizeof(timing));
-	work.run = TilesetOn;
-	work.arg = &run;
+	memset(&run, 0, sizeof(run));
+	run.mesh = *mesh;
+	run.mesh.positions = GeoaccWorkCopy(mesh->positions, sizeof(double) * 3 * mesh->nvertices);
+	run.mesh.triangles = GeoaccWorkCopy(mesh->triangles, sizeof(uint32) * 3 * mesh->ntriangles);
+	run.mesh.attributes = GeoaccWorkCopy(mesh->attributes, sizeof(float) * mesh->nattributes * mesh->nvertices);
+	run.options = options;
 	work.need = geoacc_mesh_tileset_need(mesh, &options);
-	work.adds_to_output = false;
 	device = GeoaccCallRun("gpu_mesh_tileset", (int64) mesh->ntriangles, &work);
+	/* nothing can fail between the core's return and the files having their owner */
+	owner->tileset = run.tileset;
+	timing = run.timing;
 	GeoaccStagesLap(stages, "tileset");
 
 	for (uint32 i = 0; i < owner->tileset.nfiles; i++)

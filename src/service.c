@@ -447,6 +447,18 @@ GeoaccWorkAllocZero(Size size)
 	return p;
 }
 
+const void *
+GeoaccWorkCopy(const void *array, Size bytes)
+{
+	void	   *copy;
+
+	if (array == NULL || !GeoaccServiceActive() || GeoaccInServiceMemory(array))
+		return array;
+	copy = GeoaccWorkAlloc(bytes);
+	memcpy(copy, array, bytes);
+	return copy;
+}
+
 void
 GeoaccWorkFree(void *p)
 {

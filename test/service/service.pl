@@ -96,6 +96,7 @@ my %same = (
 	gpu_stops => q{SELECT * FROM gpu_stops('SELECT id, traj FROM tracks', 60, '20 seconds')},
 	gpu_zone_visits =>
 	  q{SELECT * FROM gpu_zone_visits('SELECT id, traj FROM tracks', 'SELECT g, ST_Buffer(ST_MakePoint(200 * g, 100 * g), 300) FROM generate_series(1, 20) g')},
+	gpu_mesh_tileset => q{SELECT path, md5(content) FROM gpu_mesh_tileset((SELECT geom FROM mesh), 3)},
 	gpu_make_trajectories =>
 	  q{SELECT object_id, part, ST_AsEWKB(trajectory) FROM gpu_make_trajectories('SELECT object_id, t, geom FROM fixes', '5 min', 1.0)},
 );
