@@ -145,6 +145,14 @@ DefineServiceSettings(void)
 							 PGC_POSTMASTER, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("geoacc.service_processes",
+							"Device processes of the geoacc service: calls that run at once on the GPU.",
+							"Each holds a CUDA context of its own; with one, a long call makes the others wait.",
+							&geoacc_service_processes,
+							2, 1, 16,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("geoacc.service_memory",
 							"Host memory shared with the geoacc service, for the inputs and outputs of calls.",
 							"-1 means half the machine's memory. It is reserved at server start and used only "

@@ -210,6 +210,7 @@ typedef enum GeoaccServiceMode
 
 extern int	geoacc_service_mode;
 extern int	geoacc_service_memory_mb;	/* -1: half the machine's memory */
+extern int	geoacc_service_processes;
 
 /* From _PG_init in the postmaster: the service memory and the supervisor, when geoacc.service is on. */
 void		GeoaccServiceInit(void);

@@ -2,9 +2,9 @@
  * service.c
  *
  * The GPU service: with geoacc in shared_preload_libraries and
- * geoacc.service = gpu, one process per server holds the only CUDA context,
- * and backends, parallel workers and Citus tasks hand it their calls'
- * work instead of opening contexts of their own.
+ * geoacc.service = gpu, a few device processes per server hold the only CUDA
+ * contexts, and backends, parallel workers and Citus tasks hand them their
+ * calls' work instead of opening contexts of their own.
  *
  * Three pieces:
  *
@@ -20,20 +20,24 @@
  *    is done, freed if the service dies first).
  *
  *  - The supervisor, a background worker (restarted by the postmaster if it
- *    exits), which starts the device process, and when that process dies
- *    fails its calls in progress, frees their memory and starts it again.
+ *    exits), which starts geoacc.service_processes device processes, and
+ *    when one dies fails its calls in progress, frees their memory and
+ *    starts it again.
  *
- *  - The device process, forked by the supervisor: it initialises CUDA and
- *    runs the queued works one after another.  It is not a PostgreSQL
- *    server process (no elog, no locks, no transactions): so it can be
- *    killed, or die of a CUDA error, without the postmaster restarting the
- *    server.  Its messages go to stderr, the server's log.
+ *  - The device processes, forked by the supervisor: each initialises CUDA
+ *    and runs the oldest queued work whenever it is free, so that a long
+ *    call does not hold up the others.  They are not PostgreSQL server
+ *    processes (no elog, no locks, no transactions): so one can be killed,
+ *    or die of a CUDA error, without the postmaster restarting the server.
+ *    Their messages go to stderr, the server's log.
  *
  * A caller queues its request in its slot (one per backend), wakes the
- * device process and waits on its latch.  On cancel or statement_timeout it
- * sets the slot's cancel flag, which the core polls through the interrupt
- * callback, and keeps waiting until the work has stopped: the work's memory
- * is the caller's and may be freed only then.
+ * device processes (a futex) and waits on its latch.  On cancel or
+ * statement_timeout it sets the slot's cancel flag, which the core polls
+ * through the interrupt callback, and keeps waiting until the work has
+ * stopped: the work's memory is the caller's and may be freed only then.
+ * What a work leaves in its process for the caller's next works (an open
+ * segment join) ties those works to that process.
  *
  * geoacc.service = cpu runs the same service with the CPU implementations,
  * so that the hand-off, cancellation and the death and restart of the
@@ -42,15 +46,19 @@
 #include "geoacc.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -60,6 +68,7 @@
 #include "storage/backendid.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -69,6 +78,7 @@
 
 int			geoacc_service_mode = GEOACC_SERVICE_OFF;
 int			geoacc_service_memory_mb = -1;
+int			geoacc_service_processes = 2;
 
 #define ARENA_ALIGN 64
 #define BLOCK_MAGIC 0x47454f41u		/* "GEOA" */
@@ -85,6 +95,8 @@ int			geoacc_service_memory_mb = -1;
 #define START_WAIT_MS 30000
 /* a device process that dies sooner than this after its start is restarted after a pause */
 #define CRASH_LOOP_MS 5000
+/* geoacc.service_processes at most */
+#define MAX_DEVICE_PROCESSES 16
 
 typedef struct Block
 {
@@ -124,11 +136,19 @@ typedef struct ServiceSlot
 	double		ms;
 	char		function[64];
 	char		message[512];
-	/* what a work left in the device process for later works of the caller (an open join) */
+	int			runner;			/* the device process running it (index), -1: none */
+	/* what a work left in a device process for later works of the caller (an open join) */
 	void	   *held;
 	void		(*release) (void *held);
+	int			held_by;		/* that process: the caller's later works go to it */
 	volatile int abandoned;		/* the caller no longer needs it */
 } ServiceSlot;
+
+typedef struct DeviceProcess
+{
+	volatile int pid;			/* 0: not running */
+	TimestampTz started_at;
+} DeviceProcess;
 
 typedef enum GpuState
 {
@@ -141,7 +161,12 @@ typedef struct ServiceHeader
 {
 	uint32		magic;
 	pthread_mutex_t mutex;		/* robust and process-shared: the allocator, the slots, these counts */
-	pthread_cond_t queued;		/* a request was queued */
+	/*
+	 * Bumped when a request is queued or a held thing abandoned; device
+	 * processes sleep on it (a futex: a process killed while it sleeps
+	 * leaves nothing behind, unlike a process-shared condition variable).
+	 */
+	volatile uint32 queue_seq;
 	uint64		size;			/* of the arena */
 	uint64		first_block;	/* offset of the first block */
 	uint64		free_head;		/* offset of the first free block (0: none) */
@@ -149,9 +174,10 @@ typedef struct ServiceHeader
 	uint64		peak;
 	int			nslots;
 	int			supervisor_pid;
-	volatile int device_pid;	/* 0: not running */
+	int			nprocs;			/* geoacc.service_processes */
+	DeviceProcess procs[MAX_DEVICE_PROCESSES];
 	int64		starts;
-	TimestampTz started_at;
+	TimestampTz started_at;		/* the last start */
 	int64		calls;
 	int64		failures;
 	int64		lost;			/* calls that failed because the device process died */
@@ -167,7 +193,8 @@ typedef struct ServiceHeader
 static ServiceHeader *arena = NULL;	/* NULL unless the service is on */
 static size_t arena_size = 0;
 static bool am_device_process = false;
-static int	current_slot = -1;		/* in the device process: the request it runs */
+static int	my_index = -1;			/* in a device process: its index */
+static int	current_slot = -1;		/* in a device process: the request it runs */
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool exit_callback_registered = false;
 
@@ -579,14 +606,17 @@ ArenaBytes(void)
 	return pages > 0 && page > 0 ? (size_t) pages * page / 2 : (size_t) 4 << 30;
 }
 
-/* Wait (up to 5 s) for a device process of an earlier life of the server to be gone. */
+/* Wait (up to 5 s) for the device processes of an earlier life of the server to be gone. */
 static void
-WaitForOldDeviceProcess(void)
+WaitForOldDeviceProcesses(void)
 {
-	int			pid = arena->device_pid;
+	for (int p = 0; p < MAX_DEVICE_PROCESSES; p++)
+	{
+		int			pid = arena->procs[p].pid;
 
-	for (int i = 0; pid > 0 && i < 500 && kill(pid, 0) == 0; i++)
-		pg_usleep(10000L);
+		for (int i = 0; pid > 0 && i < 500 && kill(pid, 0) == 0; i++)
+			pg_usleep(10000L);
+	}
 }
 
 /* (Re)initialise the arena: at server start, and after a crash restart. */
@@ -594,14 +624,13 @@ static void
 ServiceShmemStartup(void)
 {
 	pthread_mutexattr_t mattr;
-	pthread_condattr_t cattr;
 	Size		header;
 	Block	   *b;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	if (arena->magic == BLOCK_MAGIC)
-		WaitForOldDeviceProcess();
+		WaitForOldDeviceProcesses();
 	header = TYPEALIGN(ARENA_ALIGN, offsetof(ServiceHeader, slots) + sizeof(ServiceSlot) * MaxBackends);
 	if (header + 16 * sizeof(Block) > arena_size)
 		ereport(FATAL,
@@ -612,12 +641,9 @@ ServiceShmemStartup(void)
 	pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&mattr, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&arena->mutex, &mattr);
-	pthread_condattr_init(&cattr);
-	pthread_condattr_setpshared(&cattr, PTHREAD_PROCESS_SHARED);
-	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
-	pthread_cond_init(&arena->queued, &cattr);
 	arena->size = arena_size;
 	arena->nslots = MaxBackends;
+	arena->nprocs = geoacc_service_processes;
 	arena->first_block = header;
 	arena->gpu_device = -1;
 	b = BlockAt(header);
@@ -699,6 +725,14 @@ GeoaccCallsGpu(int *device, uint64 *device_memory)
 	return *device >= 0;
 }
 
+/* Wake the device processes: a request was queued, or a held thing abandoned. */
+static void
+WakeDeviceProcesses(void)
+{
+	__atomic_fetch_add(&arena->queue_seq, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &arena->queue_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 /* ------------------------------------------------------- calls (backends) */
 
 /*
@@ -716,12 +750,18 @@ ServiceBackendExit(int code, Datum arg)
 	Unlock();
 }
 
+/* Whether any device process runs. */
 static bool
 DeviceProcessRunning(void)
 {
-	int			pid = arena->device_pid;
+	for (int p = 0; p < arena->nprocs; p++)
+	{
+		int			pid = arena->procs[p].pid;
 
-	return pid > 0 && kill(pid, 0) == 0;
+		if (pid > 0 && kill(pid, 0) == 0)
+			return true;
+	}
+	return false;
 }
 
 GeoaccStatus
@@ -751,9 +791,11 @@ GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *wo
 	slot->reservation = reservation;
 	slot->status = GEOACC_OK;
 	slot->message[0] = '\0';
+	slot->runner = -1;
 	strlcpy(slot->function, function, sizeof(slot->function));
-	pthread_cond_signal(&arena->queued);
 	Unlock();
+	/* every device process looks: the request may be for the one that holds the caller's join */
+	WakeDeviceProcesses();
 
 	/*
 	 * Wait for the work to be done.  Interrupts are not served here: a
@@ -827,9 +869,10 @@ GeoaccServiceHold(void *held, void (*release) (void *held))
 		slot->release(slot->held);
 	slot->held = held;
 	slot->release = release;
+	slot->held_by = my_index;
 }
 
-/* Release what callers have abandoned (lock held: released around each release). */
+/* Release what callers have abandoned of what this process holds (lock held: released around each release). */
 static void
 ReleaseAbandoned(void)
 {
@@ -837,6 +880,8 @@ ReleaseAbandoned(void)
 	{
 		ServiceSlot *slot = &arena->slots[s];
 
+		if (slot->held && slot->held_by != my_index)
+			continue;
 		if (slot->abandoned && slot->held)
 		{
 			void	   *held = slot->held;
@@ -862,20 +907,28 @@ GeoaccServiceAbandon(void)
 	slot = &arena->slots[MyBackendId - 1];
 	Lock();
 	slot->abandoned = 1;
-	pthread_cond_signal(&arena->queued);
 	Unlock();
+	WakeDeviceProcesses();
 }
 
-/* The oldest queued request (lock held); -1: none. */
+/*
+ * The oldest queued request this process may run (lock held): one of a
+ * caller for which another process holds something (its open join) is that
+ * process's; -1: none.
+ */
 static int
 NextQueued(void)
 {
 	int			best = -1;
 
 	for (int s = 0; s < arena->nslots; s++)
-		if (arena->slots[s].state == SLOT_QUEUED &&
-			(best < 0 || arena->slots[s].seq < arena->slots[best].seq))
+	{
+		const ServiceSlot *slot = &arena->slots[s];
+
+		if (slot->state == SLOT_QUEUED && (slot->held == NULL || slot->held_by == my_index) &&
+			(best < 0 || slot->seq < arena->slots[best].seq))
 			best = s;
+	}
 	return best;
 }
 
@@ -951,11 +1004,12 @@ RunRequest(int s)
 }
 
 static void
-DeviceProcessMain(int supervisor)
+DeviceProcessMain(int index, int supervisor)
 {
 	sigset_t	all;
 
 	am_device_process = true;
+	my_index = index;
 	MyProcPid = getpid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != supervisor)
@@ -985,17 +1039,19 @@ DeviceProcessMain(int supervisor)
 		ReleaseAbandoned();
 		while ((s = NextQueued()) < 0)
 		{
-			struct timespec until;
+			/* read under the lock: a request queued after it changes it, and the wait returns at once */
+			uint32		seen = arena->queue_seq;
+			struct timespec second = {1, 0};
 
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += 1;
-			if (pthread_cond_timedwait(&arena->queued, &arena->mutex, &until) == EOWNERDEAD)
-				pthread_mutex_consistent(&arena->mutex);
+			Unlock();
+			syscall(SYS_futex, &arena->queue_seq, FUTEX_WAIT, seen, &second, NULL, 0);
 			if (getppid() != supervisor)
 				_exit(1);
+			Lock();
 			ReleaseAbandoned();
 		}
 		arena->slots[s].state = SLOT_RUNNING;
+		arena->slots[s].runner = my_index;
 		current_slot = s;
 		Unlock();
 		RunRequest(s);
@@ -1014,7 +1070,7 @@ ServiceChildExited(SIGNAL_ARGS)
 }
 
 static int
-StartDeviceProcess(void)
+StartDeviceProcess(int index)
 {
 	int			supervisor = MyProcPid;
 	pid_t		pid;
@@ -1022,16 +1078,17 @@ StartDeviceProcess(void)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0)
-		DeviceProcessMain(supervisor);
+		DeviceProcessMain(index, supervisor);
 	if (pid < 0)
 	{
-		ereport(LOG, (errmsg("geoacc service: could not start the device process: %m")));
+		ereport(LOG, (errmsg("geoacc service: could not start a device process: %m")));
 		return 0;
 	}
 	Lock();
-	arena->device_pid = pid;
+	arena->procs[index].pid = pid;
+	arena->procs[index].started_at = GetCurrentTimestamp();
 	arena->starts++;
-	arena->started_at = GetCurrentTimestamp();
+	arena->started_at = arena->procs[index].started_at;
 	Unlock();
 	return pid;
 }
@@ -1042,7 +1099,7 @@ StartDeviceProcess(void)
  * them is freed.  Queued calls wait for the next device process.
  */
 static void
-DeviceProcessGone(int pid, int wstatus)
+DeviceProcessGone(int index, int pid, int wstatus)
 {
 	int			lost = 0;
 
@@ -1051,7 +1108,9 @@ DeviceProcessGone(int pid, int wstatus)
 	{
 		ServiceSlot *slot = &arena->slots[s];
 
-		if (slot->state != SLOT_RUNNING)
+		if (slot->held && slot->held_by == index)
+			slot->held = NULL;
+		if (slot->state != SLOT_RUNNING || slot->runner != index)
 			continue;
 		FreeOwnerLocked(OWNER_OF_REQUEST(s));
 		slot->status = GEOACC_ERR_SERVICE;
@@ -1062,11 +1121,8 @@ DeviceProcessGone(int pid, int wstatus)
 		SetLatch(slot->latch);
 		lost++;
 	}
-	for (int s = 0; s < arena->nslots; s++)
-		arena->slots[s].held = NULL;
 	arena->lost += lost;
-	arena->device_pid = 0;
-	arena->gpu_state = GPU_UNKNOWN;
+	arena->procs[index].pid = 0;
 	Unlock();
 	if (WIFSIGNALED(wstatus))
 		ereport(LOG,
@@ -1083,8 +1139,7 @@ void		GeoaccServiceMain(Datum arg);
 void
 GeoaccServiceMain(Datum arg)
 {
-	int			pid = 0;
-	TimestampTz next_start = 0;
+	TimestampTz next_start[MAX_DEVICE_PROCESSES] = {0};
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -1094,40 +1149,48 @@ GeoaccServiceMain(Datum arg)
 	Lock();
 	arena->supervisor_pid = MyProcPid;
 	Unlock();
-	/* a device process of an earlier supervisor (killed with it) is gone before a new one starts */
-	WaitForOldDeviceProcess();
+	/* the device processes of an earlier supervisor (killed with it) are gone before new ones start */
+	WaitForOldDeviceProcesses();
+	for (int p = 0; p < MAX_DEVICE_PROCESSES; p++)
+		arena->procs[p].pid = 0;
 
 	while (!ShutdownRequestPending)
 	{
 		int			wstatus;
+		pid_t		pid;
 
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (pid == 0 && GetCurrentTimestamp() >= next_start)
-			pid = StartDeviceProcess();
-		if (pid > 0 && waitpid(pid, &wstatus, WNOHANG) == pid)
-		{
-			bool		lived = TimestampDifferenceExceeds(arena->started_at, GetCurrentTimestamp(), CRASH_LOOP_MS);
+		for (int p = 0; p < arena->nprocs; p++)
+			if (arena->procs[p].pid == 0 && GetCurrentTimestamp() >= next_start[p])
+				StartDeviceProcess(p);
+		while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0)
+			for (int p = 0; p < arena->nprocs; p++)
+				if (arena->procs[p].pid == pid)
+				{
+					bool		lived = TimestampDifferenceExceeds(arena->procs[p].started_at, GetCurrentTimestamp(),
+																   CRASH_LOOP_MS);
 
-			DeviceProcessGone(pid, wstatus);
-			pid = 0;
-			/* a process that cannot live (a broken driver) is not started over and over */
-			next_start = lived ? 0 : TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
-			continue;
-		}
+					DeviceProcessGone(p, pid, wstatus);
+					/* a process that cannot live (a broken driver) is not started over and over */
+					next_start[p] = lived ? 0 : TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
+				}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
-	if (pid > 0)
+	for (int p = 0; p < arena->nprocs; p++)
 	{
+		int			pid = arena->procs[p].pid;
 		int			wstatus;
 
+		if (pid <= 0)
+			continue;
 		kill(pid, SIGKILL);
 		if (waitpid(pid, &wstatus, 0) == pid)
-			DeviceProcessGone(pid, wstatus);
+			DeviceProcessGone(p, pid, wstatus);
 	}
 	/* not 0: the postmaster starts the supervisor again unless the server is stopping */
 	proc_exit(1);
@@ -1170,8 +1233,15 @@ geoacc_service(PG_FUNCTION_ARGS)
 		memset(nulls, false, sizeof(nulls));
 		values[1] = Int32GetDatum(arena->supervisor_pid);
 		nulls[1] = arena->supervisor_pid == 0;
-		values[2] = Int32GetDatum(arena->device_pid);
-		nulls[2] = arena->device_pid == 0;
+		{
+			Datum		pids[MAX_DEVICE_PROCESSES];
+			int			n = 0;
+
+			for (int p = 0; p < arena->nprocs; p++)
+				if (arena->procs[p].pid > 0)
+					pids[n++] = Int32GetDatum(arena->procs[p].pid);
+			values[2] = PointerGetDatum(construct_array(pids, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+		}
 		values[3] = Int64GetDatum(arena->starts);
 		values[4] = TimestampTzGetDatum(arena->started_at);
 		nulls[4] = arena->starts == 0;

@@ -73,7 +73,7 @@ COMMENT ON FUNCTION geoacc_backends() IS
 CREATE OR REPLACE FUNCTION geoacc_service(
 	OUT mode text,
 	OUT supervisor_pid int,
-	OUT pid int,
+	OUT pids int[],
 	OUT starts bigint,
 	OUT started timestamptz,
 	OUT gpu text,
@@ -90,7 +90,7 @@ CREATE OR REPLACE FUNCTION geoacc_service(
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION geoacc_service() IS
-	'the GPU service (geoacc.service): its mode, the pids of its supervisor and of its device process (the one process that holds a CUDA context), how often that process was started and when last, its GPU (ready, starting, failed with the reason, or none in cpu mode), the calls queued and running now, the calls it has run, failed and lost (its process died during them), and the shared memory for the calls'' inputs and outputs: its size, what is in use and the most that was';
+	'the GPU service (geoacc.service): its mode, the pids of its supervisor and of its device processes (the only processes that hold a CUDA context), how often a device process was started and when last, its GPU (ready, starting, failed with the reason, or none in cpu mode), the calls queued and running now, the calls it has run, failed and lost (its process died during them), and the shared memory for the calls'' inputs and outputs: its size, what is in use and the most that was';
 
 CREATE OR REPLACE FUNCTION geoacc_gpu_budget(
 	OUT gpu_device int,

@@ -5,7 +5,8 @@
 #
 #   0. make installcheck-service: the pg_regress suites under geoacc.device = gpu through the service;
 #   1. SESSIONS_HELD (default 64) sessions that each made a GPU call stay connected: the GPU memory of each
-#      server's processes (nvidia-smi), and the number of processes with a context;
+#      server's processes (nvidia-smi), and the number of processes with a context (the service: its 2 device
+#      processes);
 #   2. the first GPU call of a fresh session against the next one in the same session (median of 10);
 #   3. gpu_density_raster over DENSITY_POINTS (default 10^7) points, 1024 x 1024 gaussian 7 and 4096 x 4096
 #      gaussian 31, parallel workers allowed (8): the GPU against the CPU on each server;
@@ -80,14 +81,14 @@ PGPORT=5451 PGDATABASE= make -s installcheck-service > "$OUT/service_installchec
 	|| { tail -20 "$OUT/service_installcheck.log"; problem "make installcheck-service"; }
 grep -E "tests (passed|failed)" "$OUT/service_installcheck.log"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1
-PGPORT=5451 psql -X -At -c "SELECT 'service: pid ' || pid || ', GPU ' || gpu || ', memory ' || pg_size_pretty(memory_size) FROM geoacc_service()"
+PGPORT=5451 psql -X -At -c "SELECT 'service: pids ' || pids::text || ', GPU ' || gpu || ', memory ' || pg_size_pretty(memory_size) FROM geoacc_service()"
 
 # gpu_memory PORT: "processes MiB" of the server's processes on the GPU
 gpu_memory() {
 	local pids
 	command -v nvidia-smi >/dev/null || { echo "- -"; return; }
 	pids=$(PGPORT=$1 psql -X -At -c "SELECT string_agg(pid::text, '|') FROM (SELECT pid FROM pg_stat_activity
-		UNION SELECT pid FROM geoacc_service() WHERE pid IS NOT NULL) p")
+		UNION SELECT unnest(pids) FROM geoacc_service()) p")
 	nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits \
 		| awk -F', ' -v re="^($pids)\$" '$1 ~ re {n++; m += $2} END {printf "%d %d", n, m}'
 }
@@ -105,7 +106,7 @@ for port in 5450 5451; do
 	sleep 20
 	read -r n mib <<< "$(gpu_memory $port)"
 	echo "| $([ $port = 5450 ] && echo backends || echo service) | $n | $mib |"
-	[ $port = 5451 ] && [ "$mode" = gpu ] && [ "$n" != 1 ] && problem "$n processes of the service server hold a context"
+	[ $port = 5451 ] && [ "$mode" = gpu ] && [ "$n" != 2 ] && problem "$n processes of the service server hold a context (2 device processes expected)"
 	PGPORT=$port psql -X -q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%'
 		AND pid <> pg_backend_pid()" > /dev/null
 	wait 2>/dev/null

@@ -25,6 +25,7 @@ $node->append_conf(
 shared_preload_libraries = 'geoacc'
 geoacc.service = cpu
 geoacc.service_memory = '1GB'
+geoacc.service_processes = 2
 max_connections = 40
 max_worker_processes = 16
 max_parallel_workers = 8
@@ -48,9 +49,9 @@ sub wait_true
 
 # ------------------------------------------------------------ the service runs
 is(service('mode'), 'cpu', 'the service runs in cpu mode');
-wait_true("SELECT pid IS NOT NULL AND supervisor_pid IS NOT NULL FROM geoacc_service()",
-	'the supervisor has started the device process');
-my $device_pid = service('pid');
+wait_true("SELECT cardinality(pids) = 2 AND supervisor_pid IS NOT NULL FROM geoacc_service()",
+	'the supervisor has started the two device processes');
+my $device_pid = service('pids[1]');
 # its title, as ps shows it
 like(slurp_file("/proc/$device_pid/cmdline"), qr/geoacc service device process \(CPU\)/,
 	'the device process is named in ps');
@@ -162,6 +163,20 @@ cmp_ok(time - $start, '<', 1.5, 'within 1 s');
 like($session->query('SELECT 1'), qr/^1$/m, 'the cancelled session goes on');
 $session->quit;
 
+# two device processes: a long call does not hold up a short one
+$session = $node->background_psql('postgres', on_error_stop => 0);
+$session_pid = $session->query_safe('SELECT pg_backend_pid()');
+$session->query_until(qr/started/, "SET geoacc.device = gpu;\n\\echo started\n$long;\n");
+wait_true("SELECT running = 1 FROM geoacc_service()", 'a long call runs in the service');
+$start = time;
+is($node->safe_psql('postgres', "SET geoacc.device = gpu; SELECT count(*) FROM gpu_twed_matrix('SELECT id, v FROM series', NULL, 0.001, 1)"),
+	'1770', 'a short call runs beside it');
+cmp_ok(time - $start, '<', 2, 'without waiting for the long one');
+is(service('running'), '1', 'the long one still runs');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($session_pid)");
+$session->quit;
+wait_true("SELECT running = 0 FROM geoacc_service()", 'cancelled');
+
 # ------------------------------------------------------------ caller death
 $session = $node->background_psql('postgres', on_error_stop => 0);
 $session_pid = $session->query_safe('SELECT pg_backend_pid()');
@@ -181,17 +196,17 @@ my $starts = service('starts');
 $session = $node->background_psql('postgres', on_error_stop => 0);
 $session->query_until(qr/started/, "SET geoacc.device = gpu;\n\\echo started\n$long;\n");
 wait_true("SELECT running = 1 FROM geoacc_service()", 'a call runs in the service');
-$device_pid = service('pid');
-kill 'KILL', $device_pid;
-wait_true("SELECT starts = $starts + 1 AND pid <> $device_pid FROM geoacc_service()",
-	'the supervisor starts a new device process');
+my @device_pids = split /,/, service("array_to_string(pids, ',')");
+kill 'KILL', @device_pids;
+wait_true("SELECT starts = $starts + 2 AND cardinality(pids) = 2 AND NOT pids && '{" . join(',', @device_pids) . "}' FROM geoacc_service()",
+	'the supervisor starts new device processes');
 my $result = $session->query('SELECT 1');
 like($session->{stderr}, qr/the geoacc service failed during the call/,
 	'the caller under geoacc.device = gpu gets an ERROR');
 $session->quit;
 is($bystander->query_safe('SELECT pg_backend_pid()'), $bystander_pid, 'the server was not restarted');
 $bystander->quit;
-ok($node->log_contains("the device process \\(pid $device_pid\\) was terminated by signal 9"),
+ok($node->log_contains("the device process \\(pid $device_pids[0]\\) was terminated by signal 9"),
 	'the log says the device process died');
 cmp_ok(service('lost_calls'), '>=', 1, 'geoacc_service() counts the lost call');
 wait_true("SELECT memory_used = 0 FROM geoacc_service()", 'what the dead process took is freed');
@@ -201,7 +216,7 @@ $session = $node->background_psql('postgres', on_error_stop => 0);
 $session->query_until(qr/started/,
 	"SET geoacc.gpu_threshold = 0;\n\\echo started\nCREATE TABLE after_death AS SELECT a_id, b_id, distance FROM gpu_twed_matrix('SELECT id, v FROM long_series WHERE id <= 50', NULL, 0.001, 1);\n");
 wait_true("SELECT running = 1 FROM geoacc_service()", 'a call runs in the service');
-kill 'KILL', service('pid');
+kill 'KILL', split /,/, service("array_to_string(pids, ',')");
 $session->query_safe('SELECT 1');
 $session->quit;
 is($node->safe_psql('postgres', q{
@@ -212,7 +227,7 @@ SELECT count(*) FROM ((TABLE reference EXCEPT ALL TABLE after_death) UNION ALL (
 ok($node->log_contains('gpu_twed_matrix runs on the CPU after the GPU failed'), 'with a LOG line');
 
 # ------------------------------------------------------- 16 sessions at once
-wait_true("SELECT pid IS NOT NULL FROM geoacc_service()", 'the device process is back');
+wait_true("SELECT cardinality(pids) = 2 FROM geoacc_service()", 'the device processes are back');
 $node->safe_psql('postgres', q{
 SET geoacc.device = cpu;
 CREATE TABLE expected AS
