@@ -1062,7 +1062,8 @@ TEST(mesh_clip_closed_mesh_watertight)
 		size_t		border = 0;
 
 		CHECK(open_edges_off_the_box(c.r, b, &border) == 0);
-		CHECK(close_relative(result_area(c.r), reference_area(m, b), 1e-9L));
+		/* a sliver of the box at UTM coordinates: within what rounding the cut points can change */
+		CHECK(area_matches(c.r, reference_area(m, b), origin * 8 + 160));
 	}
 }
 
