@@ -10,7 +10,9 @@
 #   test/tiles/cesium_check.sh [PNG]      (from the repository root; PNG: where the screenshot goes)
 set -uo pipefail
 cache=${GEOACC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/geoacc}
-modules=$cache/cesium-check
+# playwright-core 1.60 is the last that runs on Debian 12's Node.js 18 (later ones want 20)
+packages="playwright-core@1.60 cesium@1"
+modules=$cache/cesium-check-playwright-1.60
 chromium=${CHROMIUM:-$(command -v chromium || true)}
 if [ -z "$chromium" ]; then
 	echo "cesium: SKIPPED: Debian's chromium is not installed (apt-get install chromium): no CesiumJS check"; exit 0
@@ -21,8 +23,7 @@ fi
 if [ ! -f "$modules/node_modules/cesium/Build/Cesium/Cesium.js" ] \
 	|| [ ! -f "$modules/node_modules/playwright-core/package.json" ]; then
 	mkdir -p "$modules"
-	if ! npm install --prefix "$modules" --no-audit --no-fund --loglevel=error playwright-core@1 cesium@1 \
-		> "$modules/npm.log" 2>&1; then
+	if ! npm install --prefix "$modules" --no-audit --no-fund --loglevel=error $packages > "$modules/npm.log" 2>&1; then
 		tail -3 "$modules/npm.log"
 		echo "cesium: SKIPPED: npm could not install playwright-core and cesium into $modules: no CesiumJS check"
 		exit 0
