@@ -812,6 +812,9 @@ BEGIN
 		PERFORM set_config('fuzz.detail', format('%s of %s visits differ from PostGIS', total - same, total), false);
 	END IF;
 	RETURN total = same;
+END
+$$;
+
 -- A tileset of a valid mesh: tileset.json parses, its content uris are the GLB rows (each once), geometric
 -- errors do not rise down the tree and are 0 at the leaves, and the mesh as PLY (same SRID) gives the same rows.
 CREATE OR REPLACE FUNCTION fuzz_mesh_tileset_agrees(mesh text, levels int, cells int) RETURNS boolean
