@@ -250,6 +250,13 @@ GeoaccStatus GeoaccServiceRun(const char *function, GeoaccDevice device, const G
 void		GeoaccServiceHold(void *held, void (*release) (void *held));
 
 /*
+ * In a work's run() in the service: whether this process holds `held` for
+ * the caller (false when the process that held it died: another one runs
+ * the work).
+ */
+bool		GeoaccServiceHolds(const void *held);
+
+/*
  * The caller no longer needs what its works hold in the service: released
  * soon, without waiting (safe in abort callbacks).
  */

@@ -518,7 +518,15 @@ static GeoaccStatus
 JoinNextOn(GeoaccDevice device, void *arg)
 {
 	JoinNextRun *r = arg;
-	GeoaccStatus status = geoacc_segment_join_next(r->join, r->rows, r->capacity, &r->n);
+	GeoaccStatus status;
+
+	/* the join lived in a device process that died: this one has nothing of it */
+	if (!GeoaccServiceHolds(r->join))
+	{
+		geoacc_set_status_message("The device process that held the join stopped during the call.");
+		return GEOACC_ERR_SERVICE;
+	}
+	status = geoacc_segment_join_next(r->join, r->rows, r->capacity, &r->n);
 
 	if (status == GEOACC_OK && r->n > 0)
 		return status;

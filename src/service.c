@@ -872,6 +872,17 @@ GeoaccServiceHold(void *held, void (*release) (void *held))
 	slot->held_by = my_index;
 }
 
+bool
+GeoaccServiceHolds(const void *held)
+{
+	const ServiceSlot *slot;
+
+	if (!am_device_process || current_slot < 0 || held == NULL)
+		return false;
+	slot = &arena->slots[current_slot];
+	return slot->held == held && slot->held_by == my_index;
+}
+
 /* Release what callers have abandoned of what this process holds (lock held: released around each release). */
 static void
 ReleaseAbandoned(void)
