@@ -476,6 +476,22 @@ mesh_polygon_drop_repeats(MeshPolygon &poly)
 	poly.n = n < 3 ? 0 : n;
 }
 
+/* Whether p lies in the box spanned by a and b, but for a few ulps of rounding. */
+GEOACC_HD bool
+mesh_between(const double *p, const double *a, const double *b)
+{
+	for (int d = 0; d < 3; d++)
+	{
+		const double lo = a[d] < b[d] ? a[d] : b[d];
+		const double hi = a[d] < b[d] ? b[d] : a[d];
+		const double slack = 16 * DBL_EPSILON * (fabs(a[d]) + fabs(b[d]));
+
+		if (p[d] < lo - slack || p[d] > hi + slack)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Sutherland-Hodgman: the triangle `tri` clipped against the planes whose
  * bits are set in `planes`, in the order 0..5, into `poly` (winding kept;
@@ -543,6 +559,20 @@ mesh_clip_triangle(const double *positions, const uint32_t *tri, const uint8_t *
 
 				c.label = mesh_cut_label(u, plane);
 				mesh_point_position(positions, tri, box, c.label, c.p, ends, &t);
+				/*
+				 * A face point on a chord that runs along the plane (the triangle
+				 * parallel to the box edge): u and w are both on the plane but for
+				 * rounding, and the cut can land anywhere on the chord, far past
+				 * u and w.  Then the crossing is w (leaving) or u (entering).
+				 */
+				if (c.label.kind == MESH_POINT_FACE && !mesh_between(c.p, u.p, w.p))
+				{
+					const MeshPolygonVertex &end = su > 0 ? w : u;
+
+					c.label = end.label;
+					for (int d = 0; d < 3; d++)
+						c.p[d] = end.p[d];
+				}
 				if (su > 0)
 				{
 					/* leaving: the edge from the cut runs along the plane */
