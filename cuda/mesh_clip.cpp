@@ -32,28 +32,6 @@ elapsed_ms(std::chrono::steady_clock::time_point since)
 	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
 
-void
-check_mesh(const GeoaccMesh &mesh)
-{
-	if (mesh.nvertices > MESH_CLIP_MAX_VERTICES)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u vertices, more than the %u a clip can take",
-			 mesh.nvertices, MESH_CLIP_MAX_VERTICES);
-	if ((mesh.nvertices > 0 && mesh.positions == nullptr) || (mesh.ntriangles > 0 && mesh.triangles == nullptr))
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's positions or triangles are missing");
-	if (mesh.nattributes > GEOACC_MESH_MAX_ATTRIBUTES)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u attributes per vertex, more than %d",
-			 mesh.nattributes, GEOACC_MESH_MAX_ATTRIBUTES);
-	if (mesh.nattributes > 0 && mesh.nvertices > 0 && mesh.attributes == nullptr)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's attributes are missing");
-	for (uint64_t i = 0; i < (uint64_t) mesh.nvertices * 3; i++)
-		if (!std::isfinite(mesh.positions[i]))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "vertex %llu has a non-finite coordinate: %c = %g",
-				 (unsigned long long) (i / 3 + 1), "xyz"[i % 3], mesh.positions[i]);
-	for (uint64_t i = 0; i < (uint64_t) mesh.ntriangles * 3; i++)
-		if (mesh.triangles[i] >= mesh.nvertices)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "triangle %llu refers to vertex %u, but the mesh has %u vertices",
-				 (unsigned long long) (i / 3 + 1), mesh.triangles[i], mesh.nvertices);
-}
 
 void
 check_box(const GeoaccBox &b, uint32_t index)
@@ -85,6 +63,29 @@ malloc_copy(const std::vector<T> &v)
 }
 
 }								/* namespace */
+
+void
+check_mesh(const GeoaccMesh &mesh, const char *user)
+{
+	if (mesh.nvertices > MESH_CLIP_MAX_VERTICES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u vertices, more than the %u %s can take",
+			 mesh.nvertices, MESH_CLIP_MAX_VERTICES, user);
+	if ((mesh.nvertices > 0 && mesh.positions == nullptr) || (mesh.ntriangles > 0 && mesh.triangles == nullptr))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's positions or triangles are missing");
+	if (mesh.nattributes > GEOACC_MESH_MAX_ATTRIBUTES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u attributes per vertex, more than %d",
+			 mesh.nattributes, GEOACC_MESH_MAX_ATTRIBUTES);
+	if (mesh.nattributes > 0 && mesh.nvertices > 0 && mesh.attributes == nullptr)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's attributes are missing");
+	for (uint64_t i = 0; i < (uint64_t) mesh.nvertices * 3; i++)
+		if (!std::isfinite(mesh.positions[i]))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "vertex %llu has a non-finite coordinate: %c = %g",
+				 (unsigned long long) (i / 3 + 1), "xyz"[i % 3], mesh.positions[i]);
+	for (uint64_t i = 0; i < (uint64_t) mesh.ntriangles * 3; i++)
+		if (mesh.triangles[i] >= mesh.nvertices)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "triangle %llu refers to vertex %u, but the mesh has %u vertices",
+				 (unsigned long long) (i / 3 + 1), mesh.triangles[i], mesh.nvertices);
+}
 
 void
 mesh_result_set(GeoaccMeshResult &result, const std::vector<double> &positions, const std::vector<uint32_t> &triangles,
@@ -239,7 +240,7 @@ geoacc_mesh_clip(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccBox *b
 
 		if (mesh == nullptr || (nboxes > 0 && (boxes == nullptr || results == nullptr)))
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh, the boxes and the results are required");
-		check_mesh(*mesh);
+		check_mesh(*mesh, "a clip");
 		for (uint32_t b = 0; b < nboxes; b++)
 			check_box(boxes[b], b);
 		if (device == GEOACC_DEVICE_GPU)
@@ -550,7 +551,7 @@ geoacc_mesh_weld_vertices(const GeoaccMesh *mesh, GeoaccMeshResult *result)
 	GeoaccStatus status = guarded([&] {
 		if (mesh == nullptr || result == nullptr)
 			fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh and the result are required");
-		check_mesh(*mesh);
+		check_mesh(*mesh, "a clip");
 
 		const uint32_t k = mesh->nattributes;
 		/* a vertex's hash from its position's and attributes' bits (-0 made +0) */

@@ -752,6 +752,13 @@ struct MeshLabelled
  */
 void		mesh_assemble(const GeoaccMesh &mesh, const MeshLabelled &labelled, GeoaccMeshResult &result);
 
+/*
+ * A mesh of the C ABI, checked: at most MESH_CLIP_MAX_VERTICES vertices,
+ * its arrays present, finite coordinates, indices in range (messages name
+ * `user`, "a clip", as what cannot take a larger mesh).
+ */
+void		check_mesh(const GeoaccMesh &mesh, const char *user);
+
 /* Set a result from vectors (malloc'd copies the caller frees with geoacc_mesh_result_free). */
 void		mesh_result_set(GeoaccMeshResult &result, const std::vector<double> &positions,
 							const std::vector<uint32_t> &triangles, const std::vector<float> &attributes,

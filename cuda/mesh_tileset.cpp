@@ -33,31 +33,14 @@ elapsed_ms(std::chrono::steady_clock::time_point since)
 	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
 
-/* A mesh of the C ABI, checked as the clipper checks its input. */
+/* A mesh of the C ABI, checked as the clipper checks its input, its triangles' indices countable in 32 bits. */
 void
 check_tileset_mesh(const GeoaccMesh &mesh)
 {
-	if (mesh.nvertices > MESH_CLIP_MAX_VERTICES)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u vertices, more than the %u a tileset can take",
-			 mesh.nvertices, MESH_CLIP_MAX_VERTICES);
+	check_mesh(mesh, "a tileset");
 	if (mesh.ntriangles > UINT32_MAX / 3)
 		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u triangles, more than the %u a tileset can take",
 			 mesh.ntriangles, UINT32_MAX / 3);
-	if ((mesh.nvertices > 0 && mesh.positions == nullptr) || (mesh.ntriangles > 0 && mesh.triangles == nullptr))
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's positions or triangles are missing");
-	if (mesh.nattributes > GEOACC_MESH_MAX_ATTRIBUTES)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh has %u attributes per vertex, more than %d", mesh.nattributes,
-			 GEOACC_MESH_MAX_ATTRIBUTES);
-	if (mesh.nattributes > 0 && mesh.nvertices > 0 && mesh.attributes == nullptr)
-		fail(GEOACC_ERR_INVALID_ARGUMENT, "the mesh's attributes are missing");
-	for (uint64_t i = 0; i < (uint64_t) mesh.nvertices * 3; i++)
-		if (!std::isfinite(mesh.positions[i]))
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "vertex %llu has a non-finite coordinate: %c = %g",
-				 (unsigned long long) (i / 3 + 1), "xyz"[i % 3], mesh.positions[i]);
-	for (uint64_t i = 0; i < (uint64_t) mesh.ntriangles * 3; i++)
-		if (mesh.triangles[i] >= mesh.nvertices)
-			fail(GEOACC_ERR_INVALID_ARGUMENT, "triangle %llu refers to vertex %u, but the mesh has %u vertices",
-				 (unsigned long long) (i / 3 + 1), mesh.triangles[i], mesh.nvertices);
 }
 
 /* A grid of the C ABI, checked: the extent holds the mesh, the key fits. */

@@ -84,34 +84,6 @@ TimeFromEpoch(double seconds)
 	return DirectFunctionCall1(float8_timestamptz, Float8GetDatum(seconds));
 }
 
-/* The lon/lat refusal of the functions that measure in metres (or in the SRID's units). */
-static void
-CheckProjected(const JoinSrid *srid, const char *function)
-{
-	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs projected coordinates", function),
-				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
-						   srid->srid),
-				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
-						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
-}
-
-/* A geography's east-north-up frame at the centre of the call's points (as the segment join's); false for geometry. */
-static bool
-FrameOf(JoinSrid *srid, GeoaccEnu *frame)
-{
-	if (!srid->set || !srid->geodetic)
-		return false;
-	if (!GeoaccEnuInit(frame, &srid->direction))
-	{
-		srid->direction.v[2] = 1;
-		GeoaccEnuInit(frame, &srid->direction);
-	}
-	return true;
-}
-
 /* The position of a trajectory at time t on its segment seg (from 0), in its own coordinates: a POINT. */
 static Datum
 PositionAt(const GeoaccLine *line, uint32 seg, double t)
@@ -239,8 +211,8 @@ gpu_encounters(PG_FUNCTION_ARGS)
 	if (!self)
 		GeoaccJoinRowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
 	GeoaccStagesLap(&stages, "read");
-	CheckProjected(&srid, "gpu_encounters");
-	geodetic = FrameOf(&srid, &frame);
+	GeoaccJoinCheckProjected(&srid, "gpu_encounters");
+	geodetic = GeoaccJoinFrame(&srid, &frame);
 
 	/* measured in X Y, a geography in its Earth-centred frame (3D); the lines stay for the positions */
 	a = GeoaccJoinTracksFromRows(&a_rows, geodetic, false, geodetic ? &frame : NULL);
@@ -388,8 +360,8 @@ gpu_stops(PG_FUNCTION_ARGS)
 	GeoaccJoinRowsInit(&rows, geometries);
 	GeoaccJoinRowsFromQuery(&rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "traj_sql");
 	GeoaccStagesLap(&stages, "read");
-	CheckProjected(&srid, "gpu_stops");
-	geodetic = FrameOf(&srid, &frame);
+	GeoaccJoinCheckProjected(&srid, "gpu_stops");
+	geodetic = GeoaccJoinFrame(&srid, &frame);
 	tracks = GeoaccJoinTracksFromRows(&rows, geodetic, false, geodetic ? &frame : NULL);
 	view = GeoaccJoinTracksView(&tracks);
 	GeoaccStagesLap(&stages, "prepare");

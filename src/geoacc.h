@@ -632,6 +632,12 @@ GeoaccTrajectories GeoaccJoinTracksView(const JoinTracks *t);
 /* ERROR where two trajectories of a self-join share an id. */
 void		GeoaccJoinCheckSelfIds(const JoinTracks *t);
 
+/* ERROR for geometry in longitude and latitude: `function` measures in the SRID's units or, for geography, metres. */
+void		GeoaccJoinCheckProjected(const JoinSrid *srid, const char *function);
+
+/* A geography's east-north-up frame at the centre of the call's points; false for geometry. */
+bool		GeoaccJoinFrame(JoinSrid *srid, GeoaccEnu *frame);
+
 /* A join method by its name (any case); ERROR for an unknown one. */
 GeoaccJoinMethod GeoaccJoinMethodFromText(const char *name);
 

@@ -597,6 +597,33 @@ JoinOn(GeoaccDevice device, void *arg)
 	return status;
 }
 
+void
+GeoaccJoinCheckProjected(const JoinSrid *srid, const char *function)
+{
+	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs projected coordinates", function),
+				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
+						   srid->srid),
+				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
+						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
+}
+
+bool
+GeoaccJoinFrame(JoinSrid *srid, GeoaccEnu *frame)
+{
+	if (!srid->set || !srid->geodetic)
+		return false;
+	/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
+	if (!GeoaccEnuInit(frame, &srid->direction))
+	{
+		srid->direction.v[2] = 1;
+		GeoaccEnuInit(frame, &srid->direction);
+	}
+	return true;
+}
+
 /*
  * Join the trajectories of a_rows with those of b_rows (NULL: of a_rows
  * with themselves, a_id < b_id) and put the rows into the tuplestore.
@@ -617,20 +644,8 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	GeoaccWork	work = {JoinOn, &run, {0, 0}, false, 0, true};
 	GeoaccDevice device;
 
-	if (srid->set && !srid->geodetic && GeoaccSridIsGeographic(srid->srid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gpu_segment_join needs projected coordinates"),
-				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
-						   srid->srid),
-				 errhint("Pass them as geography (traj::geography) to measure in metres, or transform them to a "
-						 "projected SRID first, for example ST_Transform(traj, 32618) for UTM zone 18N.")));
-	/* the points cannot cancel out unless spread over the whole globe; any frame measures chords then */
-	if (srid->set && srid->geodetic && !GeoaccEnuInit(&frame, &srid->direction))
-	{
-		srid->direction.v[2] = 1;
-		GeoaccEnuInit(&frame, &srid->direction);
-	}
+	GeoaccJoinCheckProjected(srid, "gpu_segment_join");
+	GeoaccJoinFrame(srid, &frame);
 
 	/* 3D with use_z; a geography always, its points being Earth-centred */
 	with_z = srid->use_z || srid->geodetic;
