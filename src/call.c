@@ -62,7 +62,7 @@ static GeoaccStatus
 RunOn(GeoaccCall *call, const GeoaccWork *work)
 {
 	if (call->device == GEOACC_DEVICE_GPU && GeoaccServiceActive() && work->arg_size > 0)
-		return GeoaccServiceRun(call->function, call->device, work, GeoaccCallReservation());
+		return GeoaccServiceRun(work, GeoaccCallReservation());
 	return work->run(call->device, work->arg);
 }
 

@@ -237,8 +237,7 @@ bool		GeoaccCallsGpu(int *device, uint64 *device_memory);
  * Run a work on the service and wait for it: its status, with the core's
  * message set.  `reservation` is what the call holds of the memory budget.
  */
-GeoaccStatus GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *work,
-							  uint64 reservation);
+GeoaccStatus GeoaccServiceRun(const GeoaccWork *work, uint64 reservation);
 
 /*
  * In a work's run() in the service: keep `held` for later works of the same

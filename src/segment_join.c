@@ -548,12 +548,12 @@ JoinInService(JoinRun *r)
 	GeoaccWork	next_work = {JoinNextOn, &next, {0, 0}, false, sizeof(next)};
 	GeoaccStatus status;
 
-	status = GeoaccServiceRun("gpu_segment_join", GEOACC_DEVICE_GPU, &open_work, GeoaccCallReservation());
+	status = GeoaccServiceRun(&open_work, GeoaccCallReservation());
 	r->holder->in_service = status == GEOACC_OK;
 	next.join = open.join;
 	while (status == GEOACC_OK)
 	{
-		status = GeoaccServiceRun("gpu_segment_join", GEOACC_DEVICE_GPU, &next_work, GeoaccCallReservation());
+		status = GeoaccServiceRun(&next_work, GeoaccCallReservation());
 		GeoaccStagesLap(r->stages, "join");
 		if (status != GEOACC_OK || next.n == 0)
 			break;

@@ -125,7 +125,6 @@ typedef struct ServiceSlot
 	volatile int state;			/* SlotState */
 	volatile int cancel;		/* the caller asks the work to stop */
 	int			backend_id;
-	int			pid;
 	Latch	   *latch;			/* the caller's, in the server's shared memory */
 	uint64		seq;			/* queue order */
 	GeoaccCoreRun run;
@@ -133,8 +132,6 @@ typedef struct ServiceSlot
 	uint64		memory_limit;	/* the caller's geoacc.gpu_memory_limit (0: automatic) */
 	uint64		reservation;	/* what the caller reserved of the budget (0: none) */
 	GeoaccStatus status;
-	double		ms;
-	char		function[64];
 	char		message[512];
 	int			runner;			/* the device process running it (index), -1: none */
 	/* what a work left in a device process for later works of the caller (an open join) */
@@ -765,7 +762,7 @@ DeviceProcessRunning(void)
 }
 
 GeoaccStatus
-GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *work, uint64 reservation)
+GeoaccServiceRun(const GeoaccWork *work, uint64 reservation)
 {
 	ServiceSlot *slot;
 	void	   *arg;
@@ -782,7 +779,6 @@ GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *wo
 	slot->state = SLOT_QUEUED;
 	slot->cancel = 0;
 	slot->backend_id = MyBackendId;
-	slot->pid = MyProcPid;
 	slot->latch = MyLatch;
 	slot->seq = arena->next_seq++;
 	slot->run = work->run;
@@ -792,7 +788,6 @@ GeoaccServiceRun(const char *function, GeoaccDevice device, const GeoaccWork *wo
 	slot->status = GEOACC_OK;
 	slot->message[0] = '\0';
 	slot->runner = -1;
-	strlcpy(slot->function, function, sizeof(slot->function));
 	Unlock();
 	/* every device process looks: the request may be for the one that holds the caller's join */
 	WakeDeviceProcesses();
@@ -977,9 +972,7 @@ RunRequest(int s)
 	ServiceSlot *slot = &arena->slots[s];
 	GeoaccDevice device = geoacc_service_mode == GEOACC_SERVICE_GPU ? GEOACC_DEVICE_GPU : GEOACC_DEVICE_CPU;
 	GeoaccStatus status;
-	instr_time	start;
 
-	INSTR_TIME_SET_CURRENT(start);
 	if (device == GEOACC_DEVICE_GPU && arena->gpu_state != GPU_READY)
 	{
 		status = GEOACC_ERR_NO_DEVICE;
@@ -996,7 +989,6 @@ RunRequest(int s)
 	Lock();
 	strlcpy(slot->message, geoacc_status_message(), sizeof(slot->message));
 	slot->status = status;
-	slot->ms = GeoaccMsSince(start);
 	RetagLocked(OWNER_OF_REQUEST(s), slot->backend_id);
 	arena->calls++;
 	arena->failures += status != GEOACC_OK;
