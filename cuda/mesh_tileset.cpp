@@ -754,7 +754,10 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 		timing.clip_ms += elapsed_ms(now);
 	}
 
-	/* the errors: 0 at the leaves, each level's bound, never below the level under it */
+	/*
+	 * the errors: 0 at the leaves, each level's bound, never below the level under it; a level that clusters
+	 * to no triangle (its bound infinite) shows nothing, so its error is the extent's diagonal at least
+	 */
 	const double diagonal = std::sqrt((extent.xmax - extent.xmin) * (extent.xmax - extent.xmin)
 									  + (extent.ymax - extent.ymin) * (extent.ymax - extent.ymin)
 									  + (extent.zmax - extent.zmin) * (extent.zmax - extent.zmin));
@@ -762,7 +765,7 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 	out.geometric_error[L - 1] = 0;
 	for (uint32_t l = L - 1; l-- > 0;)
 	{
-		double		e = std::isfinite(out.bound[l]) ? out.bound[l] : std::fmax(diagonal, out.bound[l + 1]);
+		double		e = std::isfinite(out.bound[l]) ? out.bound[l] : diagonal;
 
 		out.geometric_error[l] = std::fmax(e, out.geometric_error[l + 1]);
 	}

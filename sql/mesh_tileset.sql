@@ -107,6 +107,15 @@ SELECT count(*) AS rows_of_empty FROM gpu_mesh_tileset('TIN Z EMPTY'::geometry, 
 SELECT count(*) AS rows_of_repeated_corners FROM gpu_mesh_tileset('TIN Z (((0 0 0,0 0 0,1 1 1,0 0 0)))', 3);
 SELECT count(*) AS rows_of_null FROM gpu_mesh_tileset(NULL::geometry, 3);
 
+-- two small triangles 140 m apart: the root (one cell) and level 1 (2 x 2 cells) cluster them to nothing; those
+-- levels show nothing, so their error is the extent's diagonal (141.42 m), finite, JSON's numbers
+WITH ts AS (SELECT convert_from(content, 'UTF8')::jsonb AS j
+	FROM gpu_mesh_tileset('TIN Z (((0 0 0,1 0 0,0 1 0,0 0 0)),((99 99 1,100 99 1,99 100 1,99 99 1)))', 3, cells => 1)
+	WHERE path = 'tileset.json')
+SELECT round((j ->> 'geometricError')::numeric, 2) AS tileset_error, round((j #>> '{root,geometricError}')::numeric, 2) AS root_error,
+	round((j #>> '{root,children,0,geometricError}')::numeric, 2) AS level_1_error, j #> '{root,content}' IS NULL AS root_empty
+FROM ts;
+
 -- bad input
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 0);
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 11);
