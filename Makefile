@@ -66,6 +66,11 @@ OBJS += src/mesh_tileset.o
 INSTALL_SQL += sql/install/mesh_tileset.sql
 REGRESS += mesh_tileset
 
+# snapshot: query results kept in the GPU service's memory, density tiles from them (tested on a server with
+# the service: installcheck-service)
+OBJS += src/snapshot.o
+INSTALL_SQL += sql/install/snapshot.sql
+
 # make_trajectories: trajectories from raw fixes
 OBJS += src/make_trajectories.o
 INSTALL_SQL += sql/install/make_trajectories.sql
@@ -210,7 +215,7 @@ installcheck-preloaded:
 SERVICE_TESTDIR ?= /tmp/geoacc-service-test
 # and every pg_regress suite but those about this backend's own GPU, with every call sent to the service: on a
 # server with geoacc preloaded and geoacc.service = cpu (or gpu)
-SERVICE_REGRESS = $(filter-out device budget,$(REGRESS))
+SERVICE_REGRESS = $(filter-out device budget,$(REGRESS)) snapshot
 .PHONY: installcheck-service
 installcheck-service:
 	PGOPTIONS='-c geoacc.device=gpu' $(pg_regress_installcheck) $(REGRESS_OPTS) $(SERVICE_REGRESS)

@@ -100,3 +100,8 @@ RESET geoacc.gpu_threshold;
 
 DROP FUNCTION geoacc_test_device_alloc_then_error(bigint), geoacc_test_memory_in_use(),
 	geoacc_test_fail_device_allocations(int);
+
+-- snapshots live in the GPU service's memory: without the service, a clear error (the suite `snapshot` runs
+-- on a server with it)
+SELECT geoacc_snapshot_create('no_service', 'SELECT 1 AS id, ''SRID=3857;POINT(1 2)''::geometry AS geom');
+SELECT count(*) AS snapshots FROM geoacc_snapshots();

@@ -20,9 +20,6 @@
 
 #include "density_raster.h"
 
-/* A sample's value (a weight, or weight x hours of a segment) must stay below 2^27 (geoacc_core.h). */
-#define DENSITY_MAX_VALUE 134217728.0
-
 static const char *const kernel_names[GEOACC_DENSITY_KERNEL_COUNT] = {
 	"uniform", "triangular", "epanechnikov", "quartic", "triweight", "tricube", "gaussian", "cosine"
 };
@@ -121,22 +118,17 @@ ModeFromName(text *name)
 	return GEOACC_DENSITY_SAMPLES;
 }
 
-/*
- * Arguments 2.. of the transition function (2: extent, a box2d or a
- * geometry, 3: width, 4: height, then the optional kernel, kernel_size,
- * interpolate, mode, weight).
- */
-static void
-ArgsFromCall(FunctionCallInfo fcinfo, bool extent_is_geometry, DensityArgs *args)
+void
+DensityArgsFromCall(FunctionCallInfo fcinfo, int first, bool extent_is_geometry, DensityArgs *args)
 {
-	int			nargs = PG_NARGS();
+	int			nargs = PG_NARGS() - first + 2;
 
 	DensityCallSite *site = fcinfo->flinfo->fn_extra;
 
 	memset(args, 0, sizeof(*args));
-	CheckNotNull(fcinfo, 2, "extent");
-	CheckNotNull(fcinfo, 3, "width");
-	CheckNotNull(fcinfo, 4, "height");
+	CheckNotNull(fcinfo, first, "extent");
+	CheckNotNull(fcinfo, first + 1, "width");
+	CheckNotNull(fcinfo, first + 2, "height");
 	if (site == NULL)
 	{
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(DensityCallSite));
@@ -145,7 +137,7 @@ ArgsFromCall(FunctionCallInfo fcinfo, bool extent_is_geometry, DensityArgs *args
 	}
 	if (extent_is_geometry)
 	{
-		struct varlena *extent = PG_DETOAST_DATUM(PG_GETARG_DATUM(2));
+		struct varlena *extent = PG_DETOAST_DATUM(PG_GETARG_DATUM(first));
 		void	   *box = GeoaccGeometryBox2d(&site->box2d, PointerGetDatum(extent));
 
 		if (box == NULL)
@@ -157,9 +149,9 @@ ArgsFromCall(FunctionCallInfo fcinfo, bool extent_is_geometry, DensityArgs *args
 		args->extent_srid = GeoaccGeometrySrid(extent);
 	}
 	else
-		GridFromBox2d(PG_GETARG_POINTER(2), &args->grid);
-	args->grid.width = CheckSide(PG_GETARG_INT32(3), "width");
-	args->grid.height = CheckSide(PG_GETARG_INT32(4), "height");
+		GridFromBox2d(PG_GETARG_POINTER(first), &args->grid);
+	args->grid.width = CheckSide(PG_GETARG_INT32(first + 1), "width");
+	args->grid.height = CheckSide(PG_GETARG_INT32(first + 2), "height");
 	if ((uint64) args->grid.width * args->grid.height > DENSITY_MAX_CELLS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -181,24 +173,24 @@ ArgsFromCall(FunctionCallInfo fcinfo, bool extent_is_geometry, DensityArgs *args
 	args->mode = GEOACC_DENSITY_SAMPLES;
 	if (nargs > 5)
 	{
-		CheckNotNull(fcinfo, 5, "kernel");
-		args->kernel = KernelFromName(PG_GETARG_TEXT_PP(5));
+		CheckNotNull(fcinfo, first + 3, "kernel");
+		args->kernel = KernelFromName(PG_GETARG_TEXT_PP(first + 3));
 	}
 	if (nargs > 6)
 	{
-		CheckNotNull(fcinfo, 6, "kernel_size");
-		args->kernel_size = PG_GETARG_INT32(6);
+		CheckNotNull(fcinfo, first + 4, "kernel_size");
+		args->kernel_size = PG_GETARG_INT32(first + 4);
 		CheckKernelSize(args->kernel_size);
 	}
 	if (nargs > 7)
 	{
-		CheckNotNull(fcinfo, 7, "interpolate");
-		args->interpolate = PG_GETARG_BOOL(7);
+		CheckNotNull(fcinfo, first + 5, "interpolate");
+		args->interpolate = PG_GETARG_BOOL(first + 5);
 	}
 	if (nargs > 8)
 	{
-		CheckNotNull(fcinfo, 8, "mode");
-		args->mode = ModeFromName(PG_GETARG_TEXT_PP(8));
+		CheckNotNull(fcinfo, first + 6, "mode");
+		args->mode = ModeFromName(PG_GETARG_TEXT_PP(first + 6));
 	}
 	args->weighted = nargs > 9;
 	args->grid.margin = args->kernel_size / 2;
@@ -237,27 +229,27 @@ NameOf(const RowName *name)
 	return name->part == 0 ? row : psprintf("%s, part %u", row, name->part);
 }
 
-/* ERROR unless a part's X and Y are finite (M lines: the whole trajectory rule). */
-static void
-CheckPart(const GeoaccLine *line, const RowName *name)
+bool
+DensityCheckPart(const GeoaccLine *line, const char *name)
 {
 	if (line->has_m && line->npoints > 1)
-	{
-		if (!GeoaccCheckTrajectory(line, NULL))
-			GeoaccCheckTrajectory(line, NameOf(name));
-		return;
-	}
+		return GeoaccCheckTrajectory(line, name);
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * line->ndims;
 
 		for (int d = 0; d < 2; d++)
 			if (!isfinite(p[d]))
+			{
+				if (name == NULL)
+					return false;
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s has a non-finite coordinate", NameOf(name)),
+						 errmsg("%s has a non-finite coordinate", name),
 						 errdetail("Vertex %u has %c = %g.", i + 1, "XY"[d], p[d])));
+			}
 	}
+	return true;
 }
 
 /*
@@ -281,7 +273,8 @@ AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double wei
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has no M values", NameOf(name)),
 				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
-	CheckPart(line, name);
+	if (!DensityCheckPart(line, NULL))
+		DensityCheckPart(line, NameOf(name));
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * nd;
@@ -329,7 +322,7 @@ DensityTransition(FunctionCallInfo fcinfo, bool extent_is_geometry)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(DensityStateDatum(state));
 	}
-	ArgsFromCall(fcinfo, extent_is_geometry, &args);
+	DensityArgsFromCall(fcinfo, 2, extent_is_geometry, &args);
 	geom = PG_GETARG_VARLENA_P(1);
 	row = (state == NULL ? 0 : state->h.rows) + 1;
 	name = (RowName) {row, geom, 0};
@@ -474,9 +467,8 @@ ConvolveOn(GeoaccDevice device, void *arg)
 		: geoacc_density_convolve(device, r->width, r->height, r->cells, r->kernel, r->kernel_size, r->pixels);
 }
 
-/* The raster's pixels: the buffered points projected, the cells convolved (work memory, height * width). */
-static double *
-Pixels(DensityState *state)
+double *
+DensityPixels(DensityState *state, bool warn_if_empty)
 {
 	const DensityArgs *args = &state->h.args;
 	ConvolveRun run = {args->grid.width, args->grid.height, args->kernel, args->kernel_size, DensityHasSums(args),
@@ -488,7 +480,8 @@ Pixels(DensityState *state)
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	DensityStateFlush(state);
-	WarnIfEmpty(state);
+	if (warn_if_empty)
+		WarnIfEmpty(state);
 	run.cells = DensityStateCells(state);
 	GeoaccCallRun("gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height, &work);
 	GeoaccWorkFree(run.cells);
@@ -508,7 +501,7 @@ gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	pixels = Pixels(state);
+	pixels = DensityPixels(state, true);
 	PG_RETURN_BYTEA_P(GeoaccRasterWkb(&state->h.args.grid, state->h.srid, pixels));
 }
 
@@ -525,7 +518,7 @@ gpu_density_rast_finalfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	pixels = Pixels(state);
+	pixels = DensityPixels(state, true);
 	PG_RETURN_POINTER(GeoaccRasterSerialized(&state->h.args.grid, state->h.srid, pixels));
 }
 

@@ -58,6 +58,30 @@ typedef struct DensityState
 	double	   *values;			/* with sums only */
 } DensityState;
 
+/* A sample's value (a weight, or weight x hours of a segment) must stay below 2^27 (geoacc_core.h). */
+#define DENSITY_MAX_VALUE 134217728.0
+
+/*
+ * The arguments of a call from argument `first` on (the extent, a box2d or
+ * a geometry, width, height, then the optional kernel, kernel_size,
+ * interpolate, mode, and a weight argument when there is one after them):
+ * 2 in the aggregate's transition function.
+ */
+void		DensityArgsFromCall(FunctionCallInfo fcinfo, int first, bool extent_is_geometry, DensityArgs *args);
+
+/*
+ * ERROR unless a part's X and Y are finite (M lines: the whole trajectory
+ * rule), naming the row `name`; with `name` NULL, false instead.
+ */
+bool		DensityCheckPart(const GeoaccLine *line, const char *name);
+
+/*
+ * The raster's pixels: the state's buffered points projected, its cells
+ * convolved (work memory, height * width), with a WARNING when rows were
+ * read but put nothing in the extent if warn_if_empty.
+ */
+double	   *DensityPixels(DensityState *state, bool warn_if_empty);
+
 /* Whether two calls' arguments are the same. */
 bool		DensityArgsEqual(const DensityArgs *a, const DensityArgs *b);
 

@@ -532,6 +532,14 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 		col.min = PG_GETARG_FLOAT8(3);
 	if (!PG_ARGISNULL(4))
 		col.max = PG_GETARG_FLOAT8(4);
+	/* no pixel is coloured (an empty map tile): the bound left to the raster does not matter */
+	if (PG_ARGISNULL(3) != PG_ARGISNULL(4) && !isfinite(PG_ARGISNULL(3) ? col.min : col.max))
+	{
+		if (PG_ARGISNULL(3))
+			col.min = col.max - 1;
+		else
+			col.max = col.min + 1;
+	}
 	if ((!PG_ARGISNULL(3) || !PG_ARGISNULL(4)) && !(isfinite(col.min) && isfinite(col.max) && col.min < col.max))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

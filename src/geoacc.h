@@ -262,6 +262,23 @@ bool		GeoaccServiceHolds(const void *held);
 void		GeoaccServiceAbandon(void);
 
 /*
+ * Snapshots' data (snapshot.c) in the service memory, under (database, id
+ * of the catalog row, generation of the row).  A backend pins one at a
+ * time: what it pins stays until it unpins (or pins another, or exits),
+ * even when forgotten meanwhile.
+ *
+ * Pin: the data under the key, pinned, or NULL (nothing pinned).
+ * Publish: `data` (work memory, one block) kept under the key and pinned;
+ * if another backend published the key first, its data is returned and
+ * `data` stays the caller's memory context's.
+ * Forget: the generations from..to of a snapshot go once unpinned.
+ */
+void	   *GeoaccSnapshotPin(Oid database, int64 id, int64 generation);
+void	   *GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data);
+void		GeoaccSnapshotUnpin(void);
+void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation);
+
+/*
  * Work memory: the inputs and outputs of a work, owned by
  * CurrentMemoryContext as palloc'd memory is.  With the service they are in
  * the service memory, which the service reads; else ordinary (huge)
@@ -687,6 +704,9 @@ Oid			GeoaccGeographyOid(void);
  * same coordinates and its geodetic bounding box, as PostGIS stores it.
  */
 Datum		GeoaccGeographyFromGeometry(Datum geometry);
+
+/* The schema of an extension (commands/extension.c keeps its own copy static). */
+Oid			GeoaccExtensionSchema(Oid extension);
 
 /* Type of column attnum (1-based) of desc, a domain replaced by its base type. */
 Oid			GeoaccColumnType(TupleDesc desc, int attnum);

@@ -39,9 +39,8 @@ static Oid	postgis_schema = InvalidOid;
 static Oid	postgis_geometry = InvalidOid;
 static Oid	postgis_geography = InvalidOid;
 
-/* Schema of an extension (commands/extension.c keeps its own copy static). */
-static Oid
-ExtensionSchema(Oid extension)
+Oid
+GeoaccExtensionSchema(Oid extension)
 {
 	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyData key;
@@ -72,7 +71,7 @@ LookupPostgis(void)
 				 errhint("Run CREATE EXTENSION postgis.")));
 	if (extension == postgis_extension)
 		return;
-	postgis_schema = ExtensionSchema(extension);
+	postgis_schema = GeoaccExtensionSchema(extension);
 	postgis_geometry = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("geometry"),
 									   ObjectIdGetDatum(postgis_schema));
 	if (!OidIsValid(postgis_geometry))

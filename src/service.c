@@ -85,6 +85,8 @@ int			geoacc_service_processes = 2;
 #define OWNER_FREE 0
 /* a block the device process took for the request of slot s: owner -(s + 1) */
 #define OWNER_OF_REQUEST(s) (-(int32) (s) - 1)
+/* a snapshot's blocks: kept until it is dropped or replaced, whoever made them */
+#define OWNER_SNAPSHOT INT32_MIN
 /*
  * Free blocks from this size on give their pages back to the system; smaller
  * ones keep them, so that the next calls of common sizes find them touched
@@ -139,7 +141,24 @@ typedef struct ServiceSlot
 	void		(*release) (void *held);
 	int			held_by;		/* that process: the caller's later works go to it */
 	volatile int abandoned;		/* the caller no longer needs it */
+	struct SnapshotEntry *pinned;	/* the snapshot the caller reads now (NULL: none) */
 } ServiceSlot;
+
+/*
+ * A snapshot's data (snapshot.c) under its key: the database, the id of its
+ * catalog row and the generation of that row (each refresh makes a new
+ * one, so that transactions that still see the old row read the old data).
+ * Entries are blocks of the service memory in a list.
+ */
+typedef struct SnapshotEntry
+{
+	uint64		next;			/* the next entry, as an offset from the arena (0: end) */
+	Oid			database;
+	int64		id;
+	int64		generation;
+	void	   *data;
+	bool		dropped;		/* freed when no caller has it pinned */
+} SnapshotEntry;
 
 typedef struct DeviceProcess
 {
@@ -184,6 +203,7 @@ typedef struct ServiceHeader
 	uint64		gpu_memory;		/* the device's total memory */
 	uint64		gpu_available;	/* what geoacc may use of it, as the device process first saw it */
 	char		gpu_message[512];
+	uint64		snapshots;		/* the first SnapshotEntry, as an offset (0: none) */
 	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } ServiceHeader;
 
@@ -742,6 +762,7 @@ ServiceBackendExit(int code, Datum arg)
 {
 	if (arena == NULL || MyBackendId <= 0)
 		return;
+	GeoaccSnapshotUnpin();
 	Lock();
 	FreeOwnerLocked(MyBackendId);
 	Unlock();
@@ -841,6 +862,141 @@ GeoaccServiceRun(const GeoaccWork *work, uint64 reservation)
 	slot->state = SLOT_FREE;
 	GeoaccWorkFree(arg);
 	return status;
+}
+
+/* ------------------------------------------------------------- snapshots */
+
+/* Pinned by some caller (lock held). */
+static bool
+SnapshotPinned(const SnapshotEntry *e)
+{
+	for (int s = 0; s < arena->nslots; s++)
+		if (arena->slots[s].pinned == e)
+			return true;
+	return false;
+}
+
+/* Free the dropped entries no caller reads (lock held). */
+static void
+SnapshotsCollect(void)
+{
+	uint64	   *link = &arena->snapshots;
+
+	while (*link)
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + *link);
+
+		if (e->dropped && !SnapshotPinned(e))
+		{
+			*link = e->next;
+			FreeLocked(HeaderOf(e->data));
+			FreeLocked(HeaderOf(e));
+		}
+		else
+			link = &e->next;
+	}
+}
+
+static SnapshotEntry *
+SnapshotFind(Oid database, int64 id, int64 generation)
+{
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		if (!e->dropped && e->database == database && e->id == id && e->generation == generation)
+			return e;
+	}
+	return NULL;
+}
+
+static ServiceSlot *
+MySlot(void)
+{
+	if (!GeoaccServiceActive() || MyBackendId <= 0 || MyBackendId > arena->nslots)
+		elog(ERROR, "geoacc: this process cannot use geoacc snapshots");
+	return &arena->slots[MyBackendId - 1];
+}
+
+/* Pin e for this backend, in place of what it pinned before (lock held). */
+static void
+PinLocked(SnapshotEntry *e)
+{
+	arena->slots[MyBackendId - 1].pinned = e;
+	SnapshotsCollect();
+}
+
+void *
+GeoaccSnapshotPin(Oid database, int64 id, int64 generation)
+{
+	SnapshotEntry *e;
+
+	(void) MySlot();
+	Lock();
+	e = SnapshotFind(database, id, generation);
+	PinLocked(e);
+	Unlock();
+	return e ? e->data : NULL;
+}
+
+void *
+GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data)
+{
+	SnapshotEntry *e;
+	Block	   *b = HeaderOf(data);
+
+	(void) MySlot();
+
+	Lock();
+	e = SnapshotFind(database, id, generation);
+	if (e == NULL && (e = AllocLocked(sizeof(SnapshotEntry), OWNER_SNAPSHOT)) != NULL)
+	{
+		/* the data block is no longer its memory context's to free */
+		if (b->holder)
+			((WorkHolder *) b->holder)->ptr = NULL;
+		b->holder = NULL;
+		b->owner = OWNER_SNAPSHOT;
+		*e = (SnapshotEntry) {arena->snapshots, database, id, generation, data, false};
+		arena->snapshots = OffsetOf(e);
+	}
+	if (e)
+		PinLocked(e);
+	Unlock();
+	if (e == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of geoacc service memory")));
+	/* another backend published the same generation first: its data serves, ours goes with its context */
+	return e->data;
+}
+
+void
+GeoaccSnapshotUnpin(void)
+{
+	if (arena == NULL || am_device_process || MyBackendId <= 0 || MyBackendId > arena->nslots)
+		return;
+	Lock();
+	arena->slots[MyBackendId - 1].pinned = NULL;
+	SnapshotsCollect();
+	Unlock();
+}
+
+void
+GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation)
+{
+	if (arena == NULL)
+		return;
+	Lock();
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		if (e->database == database && e->id == id && e->generation >= from_generation &&
+			e->generation <= to_generation)
+			e->dropped = true;
+	}
+	SnapshotsCollect();
+	Unlock();
 }
 
 /* ------------------------------------------------------ the device process */

@@ -1,0 +1,110 @@
+-- Snapshots: query results kept in the GPU service's memory (geoacc preloaded, geoacc.service on), and the
+-- density rasters and map tiles read from them.
+
+-- The definitions: written only by the functions below (with the rights of the table's owner), readable by
+-- all, dumped with the database (pg_dump); the data are built again from the query on first use after a
+-- restart.  Made where missing, so that an upgrade can run this script over an earlier version's objects.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_class WHERE relname = 'geoacc_snapshot' AND relnamespace = '@extschema@'::regnamespace) THEN
+		CREATE TABLE geoacc_snapshot (
+			name text PRIMARY KEY,
+			id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+			owner regrole NOT NULL,
+			readers regrole[] NOT NULL DEFAULT '{}',
+			kind text NOT NULL,
+			query text NOT NULL,
+			created timestamptz NOT NULL DEFAULT now(),
+			refreshed timestamptz NOT NULL DEFAULT now(),
+			generation bigint NOT NULL DEFAULT 1);
+		PERFORM pg_catalog.pg_extension_config_dump('geoacc_snapshot', '');
+		REVOKE ALL ON geoacc_snapshot FROM PUBLIC;
+		GRANT SELECT ON geoacc_snapshot TO PUBLIC;
+	END IF;
+END $$;
+COMMENT ON TABLE geoacc_snapshot IS
+	'the snapshots of this database (geoacc_snapshot_create): name, owner, the roles it is granted to, kind, query, when made and last refreshed, and the generation of its data';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_create(name text, sql text)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION geoacc_snapshot_create(text, text) IS
+	'keep the rows (id, geom[, weight]) of a query, points and lines as gpu_density_raster reads them, in the GPU service''s memory under a name, owned by the current user; returns the rows kept';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_refresh(name text)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION geoacc_snapshot_refresh(text) IS
+	'run a snapshot''s query again, with its owner''s rights, and keep the new rows in place of the old once the transaction commits; returns the rows kept';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_drop(name text, if_exists boolean DEFAULT false)
+	RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION geoacc_snapshot_drop(text, boolean) IS
+	'drop a snapshot (its owner); its memory is freed when the transaction commits and no call reads it';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_grant(name text, role regrole)
+	RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION geoacc_snapshot_grant(text, regrole) IS
+	'let a role (and its members) read a snapshot: what its owner could read when it was made or refreshed';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_revoke(name text, role regrole)
+	RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION geoacc_snapshot_revoke(text, regrole) IS
+	'take back geoacc_snapshot_grant';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_memory(id bigint, generation bigint,
+	OUT rows bigint, OUT points bigint, OUT bytes bigint, OUT built timestamptz)
+	RETURNS record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION geoacc_snapshot_memory(bigint, bigint) IS
+	'what the GPU service''s memory holds of a generation of a snapshot (NULL: nothing, until its first use): its rows, points, bytes and when it was built';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshots(
+	OUT name text, OUT owner regrole, OUT readers regrole[], OUT kind text, OUT rows bigint, OUT points bigint,
+	OUT bytes bigint, OUT created timestamptz, OUT refreshed timestamptz, OUT built timestamptz, OUT query text)
+	RETURNS SETOF record
+	AS $$
+	SELECT s.name, s.owner, s.readers, s.kind, m.rows, m.points, m.bytes, s.created, s.refreshed, m.built, s.query
+	FROM @extschema@.geoacc_snapshot s, LATERAL @extschema@.geoacc_snapshot_memory(s.id, s.generation) m
+	ORDER BY s.name
+	$$ LANGUAGE sql VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION geoacc_snapshots() IS
+	'the snapshots of this database: name, owner, readers, kind, and what the service memory holds of each (rows, points, bytes, when built; NULL until its first use after a restart), when made and refreshed, and its query';
+
+CREATE OR REPLACE FUNCTION geoacc_snapshot_density(snapshot text, extent geometry, width int, height int,
+	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count')
+	RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED COST 1000;
+COMMENT ON FUNCTION geoacc_snapshot_density(text, geometry, int, int, text, int, boolean, text) IS
+	'the density raster (raster WKB) that gpu_density_raster(geom, extent, width, height, kernel, kernel_size, interpolate, mode[, weight]) gives over a snapshot''s rows, read from the GPU service''s memory; zeros, not NULL, where no row adds anything';
+
+-- Web map tiles: ST_TileEnvelope(z, x, y) (EPSG:3857) as the extent, named with PostGIS's schema so that
+-- the caller's search_path does not matter.
+DO $$
+DECLARE
+	postgis text := (SELECT quote_ident(extnamespace::regnamespace::text) FROM pg_extension WHERE extname = 'postgis');
+BEGIN
+	EXECUTE format($f$
+CREATE OR REPLACE FUNCTION @extschema@.geoacc_density_tile_raster(snapshot text, z int, x int, y int, size int DEFAULT 256,
+	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count')
+	RETURNS bytea
+	AS 'SELECT @extschema@.geoacc_snapshot_density(snapshot, %1$s.ST_TileEnvelope(z, x, y), size, size, kernel, kernel_size, interpolate, mode)'
+	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000$f$, postgis);
+END $$;
+COMMENT ON FUNCTION geoacc_density_tile_raster(text, int, int, int, int, text, int, boolean, text) IS
+	'the density raster of the XYZ web map tile z/x/y (ST_TileEnvelope, EPSG:3857) over a snapshot''s rows, size x size cells';
+
+CREATE OR REPLACE FUNCTION geoacc_density_tile(snapshot text, z int, x int, y int, size int DEFAULT 256,
+	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count',
+	colormap text DEFAULT 'viridis', scale text DEFAULT 'log', vmin float8 DEFAULT 0, vmax float8 DEFAULT NULL,
+	transparent_zero boolean DEFAULT true)
+	RETURNS bytea
+	AS $$ SELECT @extschema@.geoacc_raster_png(
+		@extschema@.geoacc_density_tile_raster(snapshot, z, x, y, size, kernel, kernel_size, interpolate, mode),
+		colormap, scale, vmin, vmax, transparent_zero) $$
+	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000;
+COMMENT ON FUNCTION geoacc_density_tile(text, int, int, int, int, text, int, boolean, text, text, text, float8, float8, boolean) IS
+	'the PNG of the XYZ web map tile z/x/y over a snapshot''s rows: geoacc_raster_png of geoacc_density_tile_raster (give vmax for one colour scale across tiles); an empty tile is a transparent PNG';

@@ -1,0 +1,155 @@
+-- Snapshots (a server with the GPU service: make installcheck-service): density rasters and web map tiles
+-- read from a snapshot equal gpu_density_raster over the same rows, bit for bit, in every mode and on
+-- fresh random rows; a snapshot shows its rows as of its last refresh; transactions; who may read it (its
+-- owner, roles it is granted to, superusers; row-level security holds); errors.
+SET client_min_messages = warning;
+
+SELECT geoacc_snapshot_create('ais', 'SELECT id, ST_Transform(traj, 3857) AS geom FROM ais_tracks') AS rows;
+SELECT name, owner, kind, rows, points, bytes > points * 16 AS bytes_held, built IS NOT NULL AS built, query
+FROM geoacc_snapshots();
+
+-- tiles over the New York harbour at zooms 8 to 13, and empty ones: the aggregate's raster, bit for bit
+CREATE TEMP TABLE tracks_3857 AS SELECT id, ST_Transform(traj, 3857) AS geom, 1 + id % 5 AS w FROM ais_tracks;
+CREATE TEMP TABLE tiles AS
+SELECT z, x, y FROM (VALUES (8, 75, 96), (9, 150, 192), (10, 301, 385), (11, 603, 770), (12, 1206, 1540),
+	(13, 2412, 3080), (12, 1207, 1540), (3, 0, 0), (13, 0, 0)) t(z, x, y);
+SELECT z, x, y, geoacc_density_tile_raster('ais', z, x, y) =
+	(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256) FROM tracks_3857) AS same
+FROM tiles ORDER BY z, x, y;
+
+-- every mode and option: time (vessel-hours), weights, no interpolation, other kernels and sizes
+SELECT geoacc_snapshot_create('ais_weighted', 'SELECT id, geom, w AS weight FROM tracks_3857') AS rows;
+SELECT z, x, y,
+	geoacc_density_tile_raster('ais', z, x, y, 128, 'quartic', 15, false) =
+		(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 128, 128, 'quartic', 15, false) FROM tracks_3857) AS no_interpolation,
+	geoacc_density_tile_raster('ais', z, x, y, 64, 'uniform', 3, true, 'time') =
+		(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 64, 64, 'uniform', 3, true, 'time') FROM tracks_3857) AS time_mode,
+	geoacc_density_tile_raster('ais_weighted', z, x, y, 256, 'epanechnikov', 9) =
+		(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256, 'epanechnikov', 9, true, 'count', w) FROM tracks_3857) AS weighted,
+	geoacc_density_tile_raster('ais_weighted', z, x, y, 32, 'gaussian', 1, true, 'time') =
+		(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 32, 32, 'gaussian', 1, true, 'time', w) FROM tracks_3857) AS weighted_time
+FROM tiles WHERE z BETWEEN 8 AND 12 ORDER BY z, x, y;
+
+-- any extent, not only tiles: the harbour's extent in 3857, 600 x 500 cells
+SELECT geoacc_snapshot_density('ais', e, 600, 500) = (SELECT gpu_density_raster(geom, e, 600, 500) FROM tracks_3857) AS same_extent
+FROM (SELECT ST_SetSRID(ST_Extent(geom), 3857)::geometry AS e FROM tracks_3857) x;
+
+-- fresh random rows: points, lines and multi-geometries of random lengths, some crossing the whole extent
+-- (the grid's long entries), with NULL geometries and weights (left out, as the aggregate leaves them)
+CREATE TEMP TABLE random_rows AS
+SELECT i AS id,
+	CASE WHEN random() < 0.05 THEN NULL
+		WHEN i % 4 = 0 THEN ST_SetSRID(ST_MakePoint(random() * 2e6, random() * 2e6), 3857)
+		WHEN i % 4 = 1 THEN ST_SetSRID(ST_Collect(ST_MakePoint(random() * 2e6, random() * 2e6), ST_MakePoint(random() * 2e6, random() * 2e6)), 3857)
+		WHEN i % 4 = 2 THEN (SELECT ST_SetSRID(ST_MakeLine(ST_MakePointM(x0 + s * k * cos(a + k), y0 + s * k * sin(a + k), 1.6e9 + k * 60) ORDER BY k), 3857)
+			FROM generate_series(0, 2 + (random() * 40)::int) k)
+		ELSE ST_SetSRID(ST_MakeLine(ST_MakePointM(random() * 2e6, random() * 2e6, 1.6e9), ST_MakePointM(random() * 2e6, random() * 2e6, 1.6e9 + 3600)), 3857)
+	END AS geom,
+	CASE WHEN random() < 0.05 THEN NULL ELSE random() * 10 END AS weight
+FROM (SELECT i, random() * 2e6 AS x0, random() * 2e6 AS y0, random() * 2e4 AS s, random() * 6.28 AS a
+	FROM generate_series(1, 3000) i) r;
+SELECT geoacc_snapshot_create('random', 'SELECT id, geom, weight FROM random_rows') =
+	(SELECT count(*) FROM random_rows WHERE geom IS NOT NULL AND weight IS NOT NULL) AS rows_kept;
+SELECT count(*) AS extents, count(*) FILTER (WHERE
+	geoacc_snapshot_density('random', e, 200, 150, 'triweight', 11) =
+		(SELECT gpu_density_raster(geom, e, 200, 150, 'triweight', 11, true, 'count', weight) FROM random_rows)) AS same
+FROM (SELECT ST_MakeEnvelope(x, y, x + d, y + d * 0.75, 3857) AS e
+	FROM (SELECT random() * 2e6 AS x, random() * 2e6 AS y, 1e3 + random() * 1e6 AS d FROM generate_series(1, 20)) r) q;
+
+-- the PNG tile: geoacc_raster_png of the raster; an empty tile is a transparent PNG, not NULL
+SELECT geoacc_density_tile('ais', 12, 1206, 1540, vmax => 50) =
+	geoacc_raster_png((SELECT gpu_density_raster(geom, ST_TileEnvelope(12, 1206, 1540), 256, 256) FROM tracks_3857),
+		'viridis', 'log', 0, 50, true) AS same_png;
+SELECT substring(png FROM 2 FOR 3) AS signature, length(png) < 2000 AS small, position('tRNS'::bytea IN png) > 0 AS transparent
+FROM (SELECT geoacc_density_tile('ais', 13, 0, 0) AS png) t;
+
+-- a snapshot shows the rows as of its last refresh; a refresh rolled back leaves the old rows
+CREATE TEMP TABLE moving (id int, geom geometry);
+INSERT INTO moving VALUES (1, 'SRID=3857;POINT(10 10)');
+SELECT geoacc_snapshot_create('moving', 'SELECT id, geom FROM moving') AS rows;
+INSERT INTO moving VALUES (2, 'SRID=3857;POINT(20 20)');
+SELECT (SELECT rows FROM geoacc_snapshots() WHERE name = 'moving') AS rows_before_refresh;
+BEGIN;
+SELECT geoacc_snapshot_refresh('moving') AS rows_in_refresh;
+SELECT (SELECT rows FROM geoacc_snapshots() WHERE name = 'moving') AS rows_seen_in_refresh;
+ROLLBACK;
+SELECT (SELECT rows FROM geoacc_snapshots() WHERE name = 'moving') AS rows_after_rollback;
+SELECT geoacc_snapshot_refresh('moving') AS rows_refreshed;
+SELECT (SELECT rows FROM geoacc_snapshots() WHERE name = 'moving') AS rows_after_refresh;
+-- a create rolled back (or in a savepoint rolled back) leaves nothing; a drop rolled back leaves the snapshot
+BEGIN;
+SELECT geoacc_snapshot_create('gone', 'SELECT id, geom FROM moving') AS rows;
+SAVEPOINT s;
+SELECT geoacc_snapshot_create('gone_too', 'SELECT id, geom FROM moving') AS rows;
+ROLLBACK TO s;
+SELECT name FROM geoacc_snapshots() WHERE name LIKE 'gone%';
+ROLLBACK;
+SELECT count(*) AS gone FROM geoacc_snapshots() WHERE name LIKE 'gone%';
+BEGIN;
+SELECT geoacc_snapshot_drop('moving');
+ROLLBACK;
+SELECT name, rows FROM geoacc_snapshots() WHERE name = 'moving';
+
+-- who may read a snapshot: alice's holds what alice sees (row-level security); bob reads it once granted
+CREATE ROLE geoacc_alice;
+CREATE ROLE geoacc_bob;
+CREATE TABLE snapshot_fixes (id int, geom geometry, owner name);
+INSERT INTO snapshot_fixes SELECT i, ST_SetSRID(ST_MakePoint(i * 100, i * 50), 3857), CASE WHEN i % 2 = 0 THEN 'geoacc_alice' ELSE 'geoacc_bob' END
+FROM generate_series(1, 100) i;
+ALTER TABLE snapshot_fixes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON snapshot_fixes USING (owner = current_user);
+GRANT SELECT ON snapshot_fixes TO geoacc_alice, geoacc_bob;
+SET ROLE geoacc_alice;
+SELECT geoacc_snapshot_create('alice', 'SELECT id, geom FROM snapshot_fixes') AS alice_rows;
+SELECT geoacc_snapshot_density('alice', 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))', 50, 25) =
+	(SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))'::geometry, 50, 25) FROM snapshot_fixes) AS alice_same;
+SET ROLE geoacc_bob;
+SELECT geoacc_snapshot_density('alice', 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))', 50, 25) IS NOT NULL AS bob_reads;
+SELECT geoacc_density_tile('ais', 12, 1206, 1540) IS NOT NULL AS bob_reads_postgres_snapshot;
+SELECT geoacc_snapshot_refresh('alice');
+SELECT geoacc_snapshot_drop('alice');
+SELECT geoacc_snapshot_grant('alice', 'geoacc_bob');
+UPDATE geoacc_snapshot SET query = 'SELECT 1' WHERE name = 'alice';
+SET ROLE geoacc_alice;
+SELECT geoacc_snapshot_grant('alice', 'geoacc_bob');
+SELECT readers FROM geoacc_snapshots() WHERE name = 'alice';
+SET ROLE geoacc_bob;
+-- bob reads alice's rows (the ones alice could read), not his own
+SELECT geoacc_snapshot_density('alice', 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))', 50, 25) =
+	(SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))'::geometry, 50, 25)
+	 FROM snapshot_fixes) AS bob_sees_his_own_rows_in_it;
+RESET ROLE;
+SELECT geoacc_snapshot_density('alice', 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))', 50, 25) =
+	(SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))'::geometry, 50, 25)
+	 FROM snapshot_fixes WHERE id % 2 = 0) AS bob_saw_alices_rows;
+SET ROLE geoacc_alice;
+SELECT geoacc_snapshot_revoke('alice', 'geoacc_bob');
+SET ROLE geoacc_bob;
+SELECT geoacc_snapshot_density('alice', 'SRID=3857;POLYGON((0 0,0 5000,10000 5000,10000 0,0 0))', 50, 25) IS NOT NULL AS bob_reads_after_revoke;
+RESET ROLE;
+-- a superuser may drop it; the refresh runs the query as its owner (alice's rows still)
+SELECT geoacc_snapshot_refresh('alice') AS refreshed_as_alice;
+SELECT geoacc_snapshot_drop('alice');
+
+-- bad input
+SELECT geoacc_snapshot_create('ais', 'SELECT id, geom FROM tracks_3857');
+SELECT geoacc_snapshot_create('', 'SELECT id, geom FROM tracks_3857');
+SELECT geoacc_snapshot_create('bad', 'SELECT id FROM tracks_3857');
+SELECT geoacc_snapshot_create('bad', 'SELECT id, geom FROM tracks_3857 UNION ALL SELECT 0, ''SRID=4326;POINT(1 2)''::geometry');
+SELECT geoacc_snapshot_create('bad', 'SELECT 1 AS id, ''SRID=3857;POINT(1 2)''::geometry AS geom, -1 AS weight');
+SELECT geoacc_snapshot_create('bad', 'SELECT 1 AS id, ''SRID=3857;POLYGON((0 0,1 0,1 1,0 0))''::geometry AS geom');
+SELECT geoacc_snapshot_refresh('missing');
+SELECT geoacc_snapshot_drop('missing');
+SELECT geoacc_snapshot_drop('missing', if_exists => true);
+SELECT geoacc_density_tile_raster('missing', 1, 0, 0);
+SELECT geoacc_snapshot_density('ais', 'SRID=4326;POLYGON((0 0,0 1,1 1,1 0,0 0))', 10, 10);
+SELECT geoacc_density_tile_raster('random', 3, 1, 1, mode => 'time');
+SELECT geoacc_density_tile_raster('ais', 3, 1, 1, 0);
+SELECT geoacc_density_tile_raster('ais', 3, 1, 1, kernel => 'box');
+SELECT geoacc_density_tile_raster(NULL, 3, 1, 1) IS NULL AS null_name;
+
+SELECT geoacc_snapshot_drop(name) FROM geoacc_snapshots();
+SELECT count(*) AS left FROM geoacc_snapshots();
+DROP TABLE snapshot_fixes;
+DROP ROLE geoacc_alice;
+DROP ROLE geoacc_bob;

@@ -1,0 +1,995 @@
+/*
+ * snapshot.c
+ *
+ * Snapshots: the result of a query kept in the GPU service's memory, so
+ * that the calls a map or a dashboard repeats (a density tile) read it
+ * there instead of scanning and sending the rows again.  As a materialized
+ * view: a snapshot shows the rows as of its last refresh.
+ *
+ * The definitions are rows of the catalog table geoacc_snapshot (name,
+ * owner, readers, kind, query, generation), written only through these
+ * functions, with the rights of the table's owner.  The data are in the
+ * service memory under (database, id, generation) (service.c); a refresh
+ * makes a new generation, and the old one goes when the refresh commits.
+ * A server restart empties the service memory: a snapshot is then built
+ * again from its query on its first use, with its owner's rights, as
+ * REFRESH MATERIALIZED VIEW runs as the view's owner.
+ *
+ * Who may use a snapshot: its owner, the roles it has granted it to
+ * (geoacc_snapshot_grant) and superusers, with the privileges of any of
+ * those roles (role membership).  A snapshot holds what its owner could
+ * read, row-level security included.
+ *
+ * One kind so far, "points": rows (id, geom[, weight]) of points and lines,
+ * as gpu_density_raster reads them, for density rasters and map tiles of
+ * any extent that equal the aggregate's over the same rows, bit for bit.
+ */
+#include "geoacc.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "density_raster.h"
+
+#define SNAPSHOT_TABLE "geoacc_snapshot"
+
+/* A point of a snapshot's flag: the next vertex of a line, joined to the point before it. */
+#define POINT_JOINED 0x01
+
+/* A snapshot's index is a grid of about this many points a cell, at most GRID_MAX cells a side. */
+#define GRID_POINTS 8
+#define GRID_MAX 4096
+/* an entry whose box covers more cells than this is in the list of long entries, read by every call */
+#define GRID_SPREAD 16
+
+/*
+ * The data of a points snapshot: one block of the service memory, this
+ * header and then its arrays.  Point i stands for what it adds to a
+ * density raster: its own sample and, joined, the segment from point i - 1.
+ * The grid index lists each point in the cells its box (with point i - 1's
+ * when joined) covers, or in the long list.
+ */
+typedef struct SnapshotPoints
+{
+	uint64		bytes;
+	int64		rows;			/* rows kept (those with a geometry and, if weighted, a weight) */
+	uint32		n;
+	int32		srid;
+	bool		weighted;
+	bool		has_points;		/* rows of points, which the time mode refuses */
+	bool		lines_without_m;	/* likewise */
+	TimestampTz built;
+	double		x0;				/* the grid: its south-west corner, its square cells */
+	double		y0;
+	double		cell;
+	uint32		gx;
+	uint32		gy;
+	uint64		nentries;
+	uint32		nlong;
+	double	   *xy;
+	double	   *m;				/* NaN without M */
+	double	   *weight;			/* weighted only */
+	uint8	   *flags;
+	uint64	   *cell_start;		/* gx * gy + 1 */
+	uint32	   *entries;
+	uint32	   *longs;
+} SnapshotPoints;
+
+/* A definition, as the catalog has it. */
+typedef struct SnapshotDef
+{
+	char	   *name;
+	int64		id;
+	Oid			owner;
+	ArrayType  *readers;
+	char	   *kind;
+	char	   *query;
+	int64		generation;
+} SnapshotDef;
+
+/* ---------------------------------------------------------- the catalog */
+
+/* The catalog table, schema-qualified, and its owner. */
+static const char *
+CatalogName(Oid *owner)
+{
+	Oid			schema = GeoaccExtensionSchema(get_extension_oid("geoacc", false));
+	Oid			relid = get_relname_relid(SNAPSHOT_TABLE, schema);
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "geoacc's table %s is missing", SNAPSHOT_TABLE);
+	*owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return quote_qualified_identifier(get_namespace_name(schema), SNAPSHOT_TABLE);
+}
+
+/*
+ * Run one statement on the catalog as its owner (the functions are the only
+ * writers); its first row's columns in *def when def is given.  Returns
+ * the rows processed.
+ */
+static uint64
+CatalogExecute(const char *sql_format, int nargs, Oid *types, Datum *values, SnapshotDef *def)
+{
+	Oid			owner;
+	const char *catalog = CatalogName(&owner);
+	Oid			save_user;
+	int			save_sec;
+	uint64		processed;
+	char		nulls[8];
+	MemoryContext caller = CurrentMemoryContext;
+
+	memset(nulls, ' ', sizeof(nulls));
+	GetUserIdAndSecContext(&save_user, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf(sql_format, catalog), nargs, types, values, nulls, false, 0) < 0)
+		elog(ERROR, "geoacc: a statement on %s failed", SNAPSHOT_TABLE);
+	processed = SPI_processed;
+	if (def && processed > 0)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		/* in the caller's context: SPI_finish frees the tuple table */
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		def->name = SPI_getvalue(tuple, desc, 1);
+		def->id = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+		def->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+		def->readers = DatumGetArrayTypePCopy(SPI_getbinval(tuple, desc, 4, &isnull));
+		def->kind = SPI_getvalue(tuple, desc, 5);
+		def->query = SPI_getvalue(tuple, desc, 6);
+		def->generation = DatumGetInt64(SPI_getbinval(tuple, desc, 7, &isnull));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	SetUserIdAndSecContext(save_user, save_sec);
+	return processed;
+}
+
+#define DEF_COLUMNS "name, id, owner, readers, kind, query, generation"
+
+/* The definition of `name`, locked against other changes when for_update; ERROR when there is none. */
+static SnapshotDef
+CatalogGet(const char *name, bool for_update, bool missing_ok, bool *found)
+{
+	SnapshotDef def = {0};
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	uint64		n = CatalogExecute(for_update ? "SELECT " DEF_COLUMNS " FROM %s WHERE name = $1 FOR UPDATE"
+								   : "SELECT " DEF_COLUMNS " FROM %s WHERE name = $1", 1, types, values, &def);
+
+	*found = n > 0;
+	if (n == 0 && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("snapshot \"%s\" does not exist", name),
+				 errhint("geoacc_snapshots() lists the snapshots of this database.")));
+	return def;
+}
+
+/* ERROR unless the current user may change the snapshot (its owner's privileges, or a superuser). */
+static void
+CheckOwner(const SnapshotDef *def, const char *action)
+{
+	if (!has_privs_of_role(GetUserId(), def->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be the owner of snapshot \"%s\" to %s it", def->name, action),
+				 errdetail("Its owner is %s.", GetUserNameFromId(def->owner, true))));
+}
+
+/* ERROR unless the current user may read the snapshot: its owner's, or a reader's privileges. */
+static void
+CheckReader(const SnapshotDef *def)
+{
+	Datum	   *readers;
+	int			n;
+
+	if (has_privs_of_role(GetUserId(), def->owner))
+		return;
+	deconstruct_array(def->readers, REGROLEOID, sizeof(Oid), true, TYPALIGN_INT, &readers, NULL, &n);
+	for (int i = 0; i < n; i++)
+		if (has_privs_of_role(GetUserId(), DatumGetObjectId(readers[i])))
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for snapshot \"%s\"", def->name),
+			 errhint("Its owner (%s) can grant it with geoacc_snapshot_grant().",
+					 GetUserNameFromId(def->owner, true))));
+}
+
+static void
+CheckName(text *name)
+{
+	if (VARSIZE_ANY_EXHDR(name) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a snapshot's name must not be empty")));
+}
+
+static void
+CheckService(void)
+{
+	if (!GeoaccServiceActive())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snapshots need the geoacc service"),
+				 errdetail("They are kept in the service's memory, and geoacc.service is off."),
+				 errhint("Add geoacc to shared_preload_libraries, set geoacc.service = gpu (or cpu), and restart.")));
+}
+
+/* ------------------------------------------- changes at the transaction's end */
+
+/*
+ * What a transaction made or dropped of the service memory, settled when
+ * it ends: data published for a new generation goes if the transaction (or
+ * its subtransaction) aborts; the generations a committed refresh or drop
+ * replaced go when it commits.
+ */
+typedef struct Pending
+{
+	Oid			database;
+	int64		id;
+	int64		generation;		/* published (the generations before it go on commit, it on abort); -1: a drop */
+	SubTransactionId subxact;
+	struct Pending *next;
+} Pending;
+
+static Pending *pending = NULL;
+static bool callbacks_registered = false;
+
+static void
+SettlePending(bool commit, SubTransactionId subxact, SubTransactionId parent)
+{
+	Pending   **link = &pending;
+
+	while (*link)
+	{
+		Pending    *p = *link;
+
+		if (subxact != InvalidSubTransactionId && p->subxact != subxact)
+		{
+			link = &p->next;
+			continue;
+		}
+		if (subxact != InvalidSubTransactionId && commit)
+		{
+			p->subxact = parent;	/* the parent decides */
+			link = &p->next;
+			continue;
+		}
+		if (commit)
+			GeoaccSnapshotForget(p->database, p->id, PG_INT64_MIN, p->generation < 0 ? PG_INT64_MAX : p->generation - 1);
+		else if (p->generation >= 0)
+			GeoaccSnapshotForget(p->database, p->id, p->generation, p->generation);
+		*link = p->next;
+		pfree(p);
+	}
+}
+
+static void
+SnapshotXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+		SettlePending(true, InvalidSubTransactionId, InvalidSubTransactionId);
+	else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		SettlePending(false, InvalidSubTransactionId, InvalidSubTransactionId);
+}
+
+static void
+SnapshotSubXactCallback(SubXactEvent event, SubTransactionId subxact, SubTransactionId parent, void *arg)
+{
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+		SettlePending(true, subxact, parent);
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+		SettlePending(false, subxact, parent);
+}
+
+static void
+AddPending(int64 id, int64 generation)
+{
+	Pending    *p = MemoryContextAlloc(TopMemoryContext, sizeof(Pending));
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(SnapshotXactCallback, NULL);
+		RegisterSubXactCallback(SnapshotSubXactCallback, NULL);
+		callbacks_registered = true;
+	}
+	*p = (Pending) {MyDatabaseId, id, generation, GetCurrentSubTransactionId(), pending};
+	pending = p;
+}
+
+/* --------------------------------------------------- building a snapshot */
+
+/* The rows of a points snapshot as they are read: growing arrays. */
+typedef struct PointsReader
+{
+	MemoryContext cxt;
+	uint64		n;
+	uint64		capacity;
+	double	   *xy;
+	double	   *m;
+	double	   *weight;
+	uint8	   *flags;
+	int64		rows;
+	int32		srid;
+	bool		weighted;
+	bool		has_points;
+	bool		lines_without_m;
+	const GeoaccInnerQuery *query;
+} PointsReader;
+
+static bool
+IsWeightType(Oid type)
+{
+	return type == FLOAT8OID || type == FLOAT4OID || type == INT2OID || type == INT4OID || type == INT8OID ||
+		type == NUMERICOID;
+}
+
+static double
+WeightFromDatum(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		case FLOAT4OID:
+			return DatumGetFloat4(d);
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case INT8OID:
+			return (double) DatumGetInt64(d);
+		default:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
+	}
+}
+
+static void
+PointsGrow(PointsReader *r)
+{
+	uint64		capacity = Max(r->capacity * 2, 4096);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+	if ((uint64) capacity > (uint64) UINT32_MAX)
+		capacity = UINT32_MAX;
+	if (r->n >= capacity)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a snapshot holds at most %u points", UINT32_MAX - 1),
+				 errhint("Make several snapshots of parts of the rows.")));
+	r->xy = r->xy ? repalloc_huge(r->xy, sizeof(double) * 2 * capacity) : palloc_extended(sizeof(double) * 2 * capacity, MCXT_ALLOC_HUGE);
+	r->m = r->m ? repalloc_huge(r->m, sizeof(double) * capacity) : palloc_extended(sizeof(double) * capacity, MCXT_ALLOC_HUGE);
+	r->weight = r->weight ? repalloc_huge(r->weight, sizeof(double) * capacity) : palloc_extended(sizeof(double) * capacity, MCXT_ALLOC_HUGE);
+	r->flags = r->flags ? repalloc_huge(r->flags, capacity) : palloc_extended(capacity, MCXT_ALLOC_HUGE);
+	r->capacity = capacity;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+PointsReceive(const GeoaccQueryRow *row, void *arg)
+{
+	PointsReader *r = arg;
+	struct varlena *geom;
+	GeoaccParts parts;
+	GeoaccLine	line;
+	double		weight = 1.0;
+	char		label[40] = "sql row ";
+
+	r->weighted = OidIsValid(row->types[2]);
+
+	/* the aggregate leaves out rows without a geometry or a weight */
+	if (row->nulls[1] || (r->weighted && row->nulls[2]))
+		return;
+	if (r->weighted)
+	{
+		weight = WeightFromDatum(row->values[2], row->types[2]);
+		if (!(weight >= 0 && weight < DENSITY_MAX_VALUE))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("weight must be at least 0 and below %.0f, not %g", DENSITY_MAX_VALUE, weight),
+					 errdetail("%s has that weight.", GeoaccQueryRowLabel(r->query, row))));
+	}
+	geom = PG_DETOAST_DATUM(row->values[1]);
+	/* the row by its number, made without palloc, for messages about a corrupt geometry value */
+	label[8 + pg_ulltoa_n(row->number, label + 8)] = '\0';
+	GeoaccPartsBegin(&parts, geom, label);
+	if (r->rows == 0)
+		r->srid = parts.srid;
+	else if (parts.srid != r->srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a snapshot's rows must have one SRID"),
+				 errdetail("%s has SRID %d; the rows before it have SRID %d.",
+						   GeoaccQueryRowLabel(r->query, row), parts.srid, r->srid),
+				 errhint("Use ST_Transform() in the query.")));
+	r->rows++;
+	while (GeoaccPartsNext(&parts, &line))
+	{
+		bool		is_line = parts.type == GEOACC_LINETYPE || parts.type == GEOACC_MULTILINETYPE;
+
+		if (!DensityCheckPart(&line, NULL))
+			DensityCheckPart(&line, GeoaccQueryRowLabel(r->query, row));
+		r->has_points |= !is_line;
+		r->lines_without_m |= is_line && !line.has_m && line.npoints > 0;
+		for (uint32 i = 0; i < line.npoints; i++)
+		{
+			const double *p = line.coords + (size_t) i * line.ndims;
+
+			if (r->n == r->capacity)
+				PointsGrow(r);
+			r->xy[2 * r->n] = p[0];
+			r->xy[2 * r->n + 1] = p[1];
+			r->m[r->n] = line.has_m ? p[line.ndims - 1] : NAN;
+			r->weight[r->n] = weight;
+			r->flags[r->n] = i > 0 && is_line ? POINT_JOINED : 0;
+			r->n++;
+		}
+	}
+}
+
+/* The grid cell of a coordinate, clamped to the grid. */
+static inline uint32
+GridCell(double v, double origin, double cell, uint32 cells)
+{
+	double		c = floor((v - origin) / cell);
+
+	return c < 0 ? 0 : c >= cells ? cells - 1 : (uint32) c;
+}
+
+/* Point i's box: its own position, and point i - 1's when joined. */
+static inline void
+PointBox(const SnapshotPoints *s, uint32 i, double *lo, double *hi)
+{
+	lo[0] = hi[0] = s->xy[2 * (size_t) i];
+	lo[1] = hi[1] = s->xy[2 * (size_t) i + 1];
+	if (s->flags[i] & POINT_JOINED)
+	{
+		lo[0] = Min(lo[0], s->xy[2 * (size_t) i - 2]);
+		hi[0] = Max(hi[0], s->xy[2 * (size_t) i - 2]);
+		lo[1] = Min(lo[1], s->xy[2 * (size_t) i - 1]);
+		hi[1] = Max(hi[1], s->xy[2 * (size_t) i - 1]);
+	}
+}
+
+/* The cells of a box, or false when it covers more than GRID_SPREAD of them. */
+static inline bool
+BoxCells(const SnapshotPoints *s, const double *lo, const double *hi, uint32 *c0, uint32 *c1)
+{
+	c0[0] = GridCell(lo[0], s->x0, s->cell, s->gx);
+	c1[0] = GridCell(hi[0], s->x0, s->cell, s->gx);
+	c0[1] = GridCell(lo[1], s->y0, s->cell, s->gy);
+	c1[1] = GridCell(hi[1], s->y0, s->cell, s->gy);
+	return (uint64) (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) <= GRID_SPREAD;
+}
+
+/* The snapshot's block: the points copied in, the grid index made (in work memory, published afterwards). */
+static SnapshotPoints *
+PointsBuild(const PointsReader *r)
+{
+	uint32		n = (uint32) r->n;
+	double		lo[2] = {INFINITY, INFINITY},
+				hi[2] = {-INFINITY, -INFINITY};
+	uint32		side;
+	uint64		ncells,
+				nentries = 0,
+				nlong = 0,
+				bytes;
+	uint64	   *counts;
+	SnapshotPoints head = {0};
+	SnapshotPoints *s;
+	char	   *p;
+
+	for (uint32 i = 0; i < n; i++)
+		for (int d = 0; d < 2; d++)
+		{
+			lo[d] = Min(lo[d], r->xy[2 * (size_t) i + d]);
+			hi[d] = Max(hi[d], r->xy[2 * (size_t) i + d]);
+		}
+	side = (uint32) Min((double) GRID_MAX, Max(1.0, ceil(sqrt((double) n / GRID_POINTS))));
+	head.n = n;
+	head.rows = r->rows;
+	head.srid = r->srid;
+	head.weighted = r->weighted;
+	head.has_points = r->has_points;
+	head.lines_without_m = r->lines_without_m;
+	head.built = GetCurrentTimestamp();
+	head.x0 = n ? lo[0] : 0;
+	head.y0 = n ? lo[1] : 0;
+	head.cell = n ? Max(hi[0] - lo[0], hi[1] - lo[1]) / side : 1;
+	if (!(head.cell > 0) || !isfinite(head.cell))
+		head.cell = 1;
+	head.gx = n ? GridCell(hi[0], head.x0, head.cell, side) + 1 : 1;
+	head.gy = n ? GridCell(hi[1], head.y0, head.cell, side) + 1 : 1;
+	ncells = (uint64) head.gx * head.gy;
+
+	/* count the entries of each cell, with the arrays of the points in place for PointBox */
+	head.xy = r->xy;
+	head.flags = r->flags;
+	counts = palloc_extended(sizeof(uint64) * (ncells + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 i = 0; i < n; i++)
+	{
+		double		blo[2],
+					bhi[2];
+		uint32		c0[2],
+					c1[2];
+
+		PointBox(&head, i, blo, bhi);
+		if (!BoxCells(&head, blo, bhi, c0, c1))
+		{
+			nlong++;
+			continue;
+		}
+		for (uint32 cy = c0[1]; cy <= c1[1]; cy++)
+			for (uint32 cx = c0[0]; cx <= c1[0]; cx++)
+				counts[(uint64) cy * head.gx + cx]++;
+		nentries += (uint64) (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1);
+	}
+	head.nentries = nentries;
+	head.nlong = (uint32) nlong;
+
+	bytes = MAXALIGN(sizeof(SnapshotPoints)) + sizeof(double) * 2 * n + sizeof(double) * n +
+		(r->weighted ? sizeof(double) * n : 0) + sizeof(uint64) * (ncells + 1) +
+		sizeof(uint32) * (nentries + nlong) + n + 64;
+	s = GeoaccWorkAlloc(bytes);
+	*s = head;
+	s->bytes = bytes;
+	p = (char *) s + MAXALIGN(sizeof(SnapshotPoints));
+	s->xy = (double *) p;
+	p += sizeof(double) * 2 * n;
+	s->m = (double *) p;
+	p += sizeof(double) * n;
+	s->weight = r->weighted ? (double *) p : NULL;
+	p += r->weighted ? sizeof(double) * n : 0;
+	s->cell_start = (uint64 *) p;
+	p += sizeof(uint64) * (ncells + 1);
+	s->entries = (uint32 *) p;
+	p += sizeof(uint32) * nentries;
+	s->longs = (uint32 *) p;
+	p += sizeof(uint32) * nlong;
+	s->flags = (uint8 *) p;
+	if (n > 0)
+	{
+		memcpy(s->xy, r->xy, sizeof(double) * 2 * n);
+		memcpy(s->m, r->m, sizeof(double) * n);
+		if (r->weighted)
+			memcpy(s->weight, r->weight, sizeof(double) * n);
+		memcpy(s->flags, r->flags, n);
+	}
+
+	/* the entries, each cell's in point order */
+	s->cell_start[0] = 0;
+	for (uint64 c = 0; c < ncells; c++)
+		s->cell_start[c + 1] = s->cell_start[c] + counts[c];
+	memcpy(counts, s->cell_start, sizeof(uint64) * ncells);
+	nlong = 0;
+	for (uint32 i = 0; i < n; i++)
+	{
+		double		blo[2],
+					bhi[2];
+		uint32		c0[2],
+					c1[2];
+
+		PointBox(s, i, blo, bhi);
+		if (!BoxCells(s, blo, bhi, c0, c1))
+		{
+			s->longs[nlong++] = i;
+			continue;
+		}
+		for (uint32 cy = c0[1]; cy <= c1[1]; cy++)
+			for (uint32 cx = c0[0]; cx <= c1[0]; cx++)
+				s->entries[counts[(uint64) cy * s->gx + cx]++] = i;
+		if ((i & 0xfffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(counts);
+	return s;
+}
+
+static const GeoaccQueryForm PointsQueryForm = {3, {{"id", GeoaccIsIdType}, {"geom", GeoaccIsGeometryType},
+{"weight", IsWeightType, true}}};
+
+/*
+ * Run the query (as `as_user`, with the restrictions of a maintenance
+ * operation when that is not the current user) and build its data.
+ */
+static SnapshotPoints *
+PointsFromQuery(const char *sql, Oid as_user)
+{
+	PointsReader *r = palloc0(sizeof(PointsReader));
+	GeoaccInnerQuery query = {"sql", &PointsQueryForm, 1, "(id, geom[, weight])",
+		"id is an integer, geom a geometry of points or lines, weight a number.", false, PointsReceive, r};
+	Oid			save_user;
+	int			save_sec;
+	SnapshotPoints *s;
+
+	r->cxt = CurrentMemoryContext;
+	r->query = &query;
+	GetUserIdAndSecContext(&save_user, &save_sec);
+	if (as_user != save_user)
+		SetUserIdAndSecContext(as_user, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	GeoaccInnerQueryRead(&query, sql);
+	SetUserIdAndSecContext(save_user, save_sec);
+	s = PointsBuild(r);
+	return s;
+}
+
+/* --------------------------------------------------------------- functions */
+
+/* The data of a snapshot the current user may read, pinned (built first when the service memory lacks it). */
+static pg_noinline SnapshotPoints *
+PointsOpen(const char *name, SnapshotDef *def)
+{
+	bool		found;
+	void	   *data;
+
+	CheckService();
+	*def = CatalogGet(name, false, false, &found);
+	CheckReader(def);
+	data = GeoaccSnapshotPin(MyDatabaseId, def->id, def->generation);
+	if (data == NULL)
+	{
+		SnapshotPoints *s = PointsFromQuery(def->query, def->owner);
+
+		data = GeoaccSnapshotPublish(MyDatabaseId, def->id, def->generation, s);
+	}
+	return data;
+}
+
+/*
+ * geoacc_snapshot_create(name, sql): a snapshot of the query's rows, owned
+ * by the current user; returns the rows kept
+ */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_create);
+Datum
+geoacc_snapshot_create(PG_FUNCTION_ARGS)
+{
+	text	   *name = PG_GETARG_TEXT_PP(0);
+	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	bool		found;
+	SnapshotDef def;
+	Oid			types[3] = {TEXTOID, OIDOID, TEXTOID};
+	Datum		values[3] = {PointerGetDatum(name), ObjectIdGetDatum(GetUserId()), CStringGetTextDatum(sql)};
+	SnapshotPoints *s;
+
+	CheckService();
+	CheckName(name);
+	CatalogGet(text_to_cstring(name), true, true, &found);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("snapshot \"%s\" already exists", text_to_cstring(name)),
+				 errhint("Refresh it with geoacc_snapshot_refresh(), or drop it first.")));
+	s = PointsFromQuery(sql, GetUserId());
+	CatalogExecute("INSERT INTO %s (name, owner, kind, query) VALUES ($1, $2, 'points', $3) RETURNING "
+				   DEF_COLUMNS, 3, types, values, &def);
+	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
+	AddPending(def.id, def.generation);
+	GeoaccSnapshotUnpin();
+	PG_RETURN_INT64(s->rows);
+}
+
+/* geoacc_snapshot_refresh(name): the query run again, as the owner; returns the rows kept */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_refresh);
+Datum
+geoacc_snapshot_refresh(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		found;
+	SnapshotDef def;
+	SnapshotPoints *s;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	CheckService();
+	def = CatalogGet(name, true, false, &found);
+	CheckOwner(&def, "refresh");
+	s = PointsFromQuery(def.query, def.owner);
+	CatalogExecute("UPDATE %s SET generation = generation + 1, refreshed = now() WHERE name = $1 RETURNING "
+				   DEF_COLUMNS, 1, types, values, &def);
+	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
+	AddPending(def.id, def.generation);
+	GeoaccSnapshotUnpin();
+	PG_RETURN_INT64(s->rows);
+}
+
+/* geoacc_snapshot_drop(name, if_exists) */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_drop);
+Datum
+geoacc_snapshot_drop(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		if_exists = PG_GETARG_BOOL(1);
+	bool		found;
+	SnapshotDef def;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	def = CatalogGet(name, true, if_exists, &found);
+	if (!found)
+	{
+		ereport(NOTICE, (errmsg("snapshot \"%s\" does not exist, skipping", name)));
+		PG_RETURN_VOID();
+	}
+	CheckOwner(&def, "drop");
+	CatalogExecute("DELETE FROM %s WHERE name = $1", 1, types, values, NULL);
+	/* every generation goes when the drop commits */
+	AddPending(def.id, -1);
+	PG_RETURN_VOID();
+}
+
+/* geoacc_snapshot_grant(name, role) and geoacc_snapshot_revoke(name, role): who else may read it */
+static Datum
+ChangeReaders(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			role = PG_GETARG_OID(1);
+	bool		found;
+	SnapshotDef def;
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		values[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(role)};
+
+	def = CatalogGet(name, true, false, &found);
+	CheckOwner(&def, grant ? "grant" : "revoke");
+	CatalogExecute(grant
+				   ? "UPDATE %s SET readers = array_append(array_remove(readers, $2::regrole), $2::regrole) WHERE name = $1"
+				   : "UPDATE %s SET readers = array_remove(readers, $2::regrole) WHERE name = $1",
+				   2, types, values, NULL);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(geoacc_snapshot_grant);
+Datum
+geoacc_snapshot_grant(PG_FUNCTION_ARGS)
+{
+	return ChangeReaders(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(geoacc_snapshot_revoke);
+Datum
+geoacc_snapshot_revoke(PG_FUNCTION_ARGS)
+{
+	return ChangeReaders(fcinfo, false);
+}
+
+/*
+ * geoacc_snapshot_memory(id, generation): the rows, points and bytes of a
+ * snapshot's data and when it was built, NULL when the service memory does
+ * not hold it (geoacc_snapshots() shows it beside the catalog)
+ */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_memory);
+Datum
+geoacc_snapshot_memory(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	const SnapshotPoints *s;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!GeoaccServiceActive())
+		PG_RETURN_NULL();
+	s = GeoaccSnapshotPin(MyDatabaseId, PG_GETARG_INT64(0), PG_GETARG_INT64(1));
+	if (s == NULL)
+		PG_RETURN_NULL();
+	values[0] = Int64GetDatum(s->rows);
+	values[1] = Int64GetDatum(s->n);
+	values[2] = Int64GetDatum((int64) s->bytes);
+	values[3] = TimestampTzGetDatum(s->built);
+	GeoaccSnapshotUnpin();
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/* ------------------------------------------------------- density rasters */
+
+static int
+CompareIndex(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a,
+				y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The points whose samples may fall in the counted cells of `args`' grid
+ * (the extent and the kernel's margin, and a cell more for rounding), in
+ * point order: each listed once, from the first of its cells that the
+ * query's range covers.
+ */
+static uint32 *
+PointsNear(const SnapshotPoints *s, const DensityArgs *args, uint64 *count)
+{
+	const GeoaccDensityGrid *g = &args->grid;
+	double		sx = (g->xmax - g->xmin) / g->width,
+				sy = (g->ymax - g->ymin) / g->height;
+	double		lo[2] = {g->xmin - sx * (g->margin + 1), g->ymin - sy * (g->margin + 1)};
+	double		hi[2] = {g->xmax + sx * (g->margin + 1), g->ymax + sy * (g->margin + 1)};
+	uint32		q0[2],
+				q1[2];
+	uint64		n = 0,
+				capacity = 1024;
+	uint32	   *found = palloc(sizeof(uint32) * capacity);
+
+#define ADD(i) do { \
+		if (n == capacity) \
+		{ \
+			capacity *= 2; \
+			found = repalloc_huge(found, sizeof(uint32) * capacity); \
+		} \
+		found[n++] = (i); \
+	} while (0)
+
+	/* the grid's cells clamp boxes beyond it: only a range that meets it is looked up */
+	if (s->n > 0 && hi[0] >= s->x0 && hi[1] >= s->y0 &&
+		lo[0] <= s->x0 + s->cell * s->gx && lo[1] <= s->y0 + s->cell * s->gy)
+	{
+		(void) BoxCells(s, lo, hi, q0, q1);
+		for (uint32 cy = q0[1]; cy <= q1[1]; cy++)
+			for (uint32 cx = q0[0]; cx <= q1[0]; cx++)
+			{
+				uint64		c = (uint64) cy * s->gx + cx;
+
+				for (uint64 e = s->cell_start[c]; e < s->cell_start[c + 1]; e++)
+				{
+					uint32		i = s->entries[e];
+					double		blo[2],
+								bhi[2];
+					uint32		c0[2],
+								c1[2];
+
+					PointBox(s, i, blo, bhi);
+					(void) BoxCells(s, blo, bhi, c0, c1);
+					/* once: in the first cell both cover */
+					if (cx != Max(c0[0], q0[0]) || cy != Max(c0[1], q0[1]))
+						continue;
+					if (bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1])
+						continue;
+					ADD(i);
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+	}
+	for (uint32 k = 0; k < s->nlong; k++)
+	{
+		uint32		i = s->longs[k];
+		double		blo[2],
+					bhi[2];
+
+		PointBox(s, i, blo, bhi);
+		if (!(bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1]))
+			ADD(i);
+	}
+#undef ADD
+	qsort(found, n, sizeof(uint32), CompareIndex);
+	*count = n;
+	return found;
+}
+
+/*
+ * Append the points near the grid to the state as the aggregate's
+ * transition appends them: each with the flags and value of its mode, and a
+ * joined point after its predecessor (appended alone, as an anchor that
+ * adds nothing, when that one is not near).
+ */
+static void
+AppendNear(DensityState *state, const SnapshotPoints *s, const char *name)
+{
+	const DensityArgs *args = &state->h.args;
+	bool		time_mode = args->mode == GEOACC_DENSITY_TIME;
+	uint64		count;
+	uint32	   *near;
+	int64		last = -1;
+
+	/* as the aggregate over the snapshot's rows refuses them, wherever they lie */
+	if (time_mode && s->has_points)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snapshot \"%s\" has points: the time mode needs lines", name),
+				 errhint("In the time mode each segment adds the time between its ends.")));
+	if (time_mode && s->lines_without_m)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snapshot \"%s\" has lines without M values", name),
+				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
+	near = PointsNear(s, args, &count);
+
+	for (uint64 k = 0; k < count; k++)
+	{
+		uint32		i = near[k];
+		uint8		f = s->flags[i];
+		uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
+		double		value = s->weight ? s->weight[i] : 1.0;
+
+		if ((f & POINT_JOINED) && (time_mode || args->interpolate))
+			flags |= GEOACC_DENSITY_JOIN;
+		if (time_mode)
+		{
+			if (!(f & POINT_JOINED))
+				continue;		/* a line's first vertex adds nothing in the time mode */
+			value = value * ((s->m[i] - s->m[i - 1]) / 3600.0);
+			if (!(value < DENSITY_MAX_VALUE))
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("snapshot \"%s\" adds %g at a vertex, more than a sample can hold", name, value),
+						 errhint("Divide the weights by a constant.")));
+		}
+		if ((flags & GEOACC_DENSITY_JOIN) && last != (int64) i - 1)
+			DensityStateAppend(state, s->xy[2 * (size_t) i - 2], s->xy[2 * (size_t) i - 1], 0, 0.0);
+		DensityStateAppend(state, s->xy[2 * (size_t) i], s->xy[2 * (size_t) i + 1], flags, value);
+		last = i;
+	}
+	pfree(near);
+}
+
+/*
+ * geoacc_snapshot_density(snapshot, extent, width, height, kernel,
+ * kernel_size, interpolate, mode): the raster WKB gpu_density_raster gives
+ * over the snapshot's rows (with their weights), read from the service
+ * memory; a raster of zeros where no row adds anything
+ */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_density);
+Datum
+geoacc_snapshot_density(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	SnapshotDef def;
+	SnapshotPoints *s;
+	DensityHeader h = {0};
+	DensityState *volatile state = NULL;
+	double	   *pixels;
+	bytea	   *raster;
+
+	for (int a = 0; a < PG_NARGS(); a++)
+		if (PG_ARGISNULL(a))
+			PG_RETURN_NULL();
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DensityArgsFromCall(fcinfo, 1, true, &h.args);
+	s = PointsOpen(name, &def);
+	PG_TRY();
+	{
+		h.args.weighted = s->weighted;
+		if (s->n > 0 && h.args.extent_srid != s->srid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the extent and snapshot \"%s\" have different SRIDs", name),
+					 errdetail("The extent has SRID %d, the snapshot SRID %d.", h.args.extent_srid, s->srid),
+					 errhint("Make the snapshot of ST_Transform(geom, %d) for tiles in that SRID.", h.args.extent_srid)));
+		h.srid = s->n > 0 ? s->srid : h.args.extent_srid;
+		h.rows = s->rows;
+		state = DensityStateCreate(CurrentMemoryContext, &h);
+		AppendNear(state, s, name);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+	pixels = DensityPixels(state, false);
+	raster = GeoaccRasterWkb(&h.args.grid, h.srid, pixels);
+	GeoaccWorkFree(pixels);
+	PG_RETURN_BYTEA_P(raster);
+}
