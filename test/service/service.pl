@@ -252,5 +252,33 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM got JOIN expected USING (s
 wait_true("SELECT running = 0 AND queued = 0 AND memory_used = 0 FROM geoacc_service()",
 	'nothing is left queued, running or held');
 
+# --------------------------------------------------------------- snapshots
+# a snapshot stays in the service memory when the device processes die; a restart of the server empties that
+# memory, and the snapshot's first use builds it again from its query, to the same bits
+$node->safe_psql('postgres', q{
+CREATE TABLE snap_points AS
+	SELECT i AS id, ST_SetSRID(ST_MakePoint(i * 10, (i * 7919) % 1000), 3857) AS geom FROM generate_series(1, 1000) i;
+SELECT geoacc_snapshot_create('points', 'SELECT id, geom FROM snap_points');
+CREATE TABLE snap_expected AS
+	SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 0,0 1000,10000 1000,10000 0,0 0))'::geometry, 100, 10) AS r
+	FROM snap_points;
+});
+my $snap_same = "SELECT geoacc_snapshot_density('points', 'SRID=3857;POLYGON((0 0,0 1000,10000 1000,10000 0,0 0))', 100, 10) = r FROM snap_expected";
+cmp_ok(service('memory_used'), '>', 0, 'a snapshot is in the service memory');
+kill 'KILL', split /,/, service("array_to_string(pids, ',')");
+wait_true("SELECT cardinality(pids) = 2 AND starts > $starts + 4 FROM geoacc_service()", 'the device processes are back');
+is($node->safe_psql('postgres', 'SELECT built IS NOT NULL FROM geoacc_snapshots()'), 't',
+	'the snapshot outlives the device processes');
+is($node->safe_psql('postgres', $snap_same), 't', 'and reads to the aggregate\'s bits');
+my $built = $node->safe_psql('postgres', 'SELECT built FROM geoacc_snapshots()');
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT built IS NULL FROM geoacc_snapshots()'), 't',
+	'after a restart the service memory holds no snapshot');
+is($node->safe_psql('postgres', $snap_same), 't', 'its first use builds it again from its query, to the same bits');
+is($node->safe_psql('postgres', "SELECT built > '$built' FROM geoacc_snapshots()"), 't',
+	'geoacc_snapshots() shows it built again');
+$node->safe_psql('postgres', "SELECT geoacc_snapshot_drop('points')");
+wait_true('SELECT memory_used = 0 FROM geoacc_service()', 'a dropped snapshot leaves nothing in the service memory');
+
 $node->stop;
 done_testing();
