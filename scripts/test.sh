@@ -8,7 +8,10 @@
 #      restarted with geoacc in shared_preload_libraries), make
 #      installcheck-service (the suites again with every call sent to the
 #      GPU service in its cpu mode: geoacc preloaded, geoacc.service = cpu,
-#      geoacc.device = gpu) and make check-service (the service's TAP test on
+#      geoacc.device = gpu), on that server the reference's examples that
+#      need the service and a web map of a snapshot in headless Chromium
+#      (test/tiles/tile_map.sh; skipped, with a line saying so, without
+#      chromium or npm), and make check-service (the service's TAP test on
 #      a server of its own: hand-off, cancel, the death of a caller and of the
 #      service, 16 sessions at once, parallel workers); then
 #      docs/reference.md against the installed extension
@@ -71,6 +74,9 @@ run_suites() {		# run_suites LABEL [make variables...]
 	start_cluster -c shared_preload_libraries=geoacc -c geoacc.service=cpu -c geoacc.service_memory=2GB
 	make -s installcheck-service "$@" \
 		|| { fail "installcheck-service ($label)"; head -200 regression.diffs 2>/dev/null || true; }
+	echo "test: reference examples that need the service, and a web map of a snapshot ($label)"
+	python3 scripts/check_reference.py | tail -1; [ "${PIPESTATUS[0]}" = 0 ] || fail "reference check with the service ($label)"
+	test/tiles/tile_map.sh || fail "web map of a snapshot ($label)"
 	start_cluster
 	echo "test: make check-service ($label: the service's TAP test, a server of its own)"
 	if [ "$(id -u)" = 0 ]; then
