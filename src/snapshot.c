@@ -805,23 +805,13 @@ geoacc_snapshot_memory(PG_FUNCTION_ARGS)
 
 /* ------------------------------------------------------- density rasters */
 
-static int
-CompareIndex(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a,
-				y = *(const uint32 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The points whose samples may fall in the counted cells of `args`' grid
- * (the extent and the kernel's margin, and a cell more for rounding), in
- * point order: each listed once, from the first of its cells that the
- * query's range covers.
+ * (the extent and the kernel's margin, and a cell more for rounding): a
+ * bitmap over the snapshot's points, which gives them in point order.
  */
-static uint32 *
-PointsNear(const SnapshotPoints *s, const DensityArgs *args, uint64 *count)
+static uint64 *
+PointsNear(const SnapshotPoints *s, const DensityArgs *args)
 {
 	const GeoaccDensityGrid *g = &args->grid;
 	double		sx = (g->xmax - g->xmin) / g->width,
@@ -830,17 +820,15 @@ PointsNear(const SnapshotPoints *s, const DensityArgs *args, uint64 *count)
 	double		hi[2] = {g->xmax + sx * (g->margin + 1), g->ymax + sy * (g->margin + 1)};
 	uint32		q0[2],
 				q1[2];
-	uint64		n = 0,
-				capacity = 1024;
-	uint32	   *found = palloc(sizeof(uint32) * capacity);
+	/* a word more than the points need: the loop over it reads one past the last */
+	uint64	   *near = palloc_extended(sizeof(uint64) * ((uint64) s->n / 64 + 2), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
-#define ADD(i) do { \
-		if (n == capacity) \
-		{ \
-			capacity *= 2; \
-			found = repalloc_huge(found, sizeof(uint32) * capacity); \
-		} \
-		found[n++] = (i); \
+#define NEAR(i) do { \
+		double		blo[2], \
+					bhi[2]; \
+		PointBox(s, (i), blo, bhi); \
+		if (!(bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1])) \
+			near[(i) / 64] |= UINT64CONST(1) << ((i) % 64); \
 	} while (0)
 
 	/* the grid's cells clamp boxes beyond it: only a range that meets it is looked up */
@@ -849,44 +837,17 @@ PointsNear(const SnapshotPoints *s, const DensityArgs *args, uint64 *count)
 	{
 		(void) BoxCells(s, lo, hi, q0, q1);
 		for (uint32 cy = q0[1]; cy <= q1[1]; cy++)
-			for (uint32 cx = q0[0]; cx <= q1[0]; cx++)
-			{
-				uint64		c = (uint64) cy * s->gx + cx;
-
-				for (uint64 e = s->cell_start[c]; e < s->cell_start[c + 1]; e++)
-				{
-					uint32		i = s->entries[e];
-					double		blo[2],
-								bhi[2];
-					uint32		c0[2],
-								c1[2];
-
-					PointBox(s, i, blo, bhi);
-					(void) BoxCells(s, blo, bhi, c0, c1);
-					/* once: in the first cell both cover */
-					if (cx != Max(c0[0], q0[0]) || cy != Max(c0[1], q0[1]))
-						continue;
-					if (bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1])
-						continue;
-					ADD(i);
-				}
-				CHECK_FOR_INTERRUPTS();
-			}
+		{
+			for (uint64 e = s->cell_start[(uint64) cy * s->gx + q0[0]];
+				 e < s->cell_start[(uint64) cy * s->gx + q1[0] + 1]; e++)
+				NEAR(s->entries[e]);
+			CHECK_FOR_INTERRUPTS();
+		}
 	}
 	for (uint32 k = 0; k < s->nlong; k++)
-	{
-		uint32		i = s->longs[k];
-		double		blo[2],
-					bhi[2];
-
-		PointBox(s, i, blo, bhi);
-		if (!(bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1]))
-			ADD(i);
-	}
-#undef ADD
-	qsort(found, n, sizeof(uint32), CompareIndex);
-	*count = n;
-	return found;
+		NEAR(s->longs[k]);
+#undef NEAR
+	return near;
 }
 
 /*
@@ -900,8 +861,7 @@ AppendNear(DensityState *state, const SnapshotPoints *s, const char *name)
 {
 	const DensityArgs *args = &state->h.args;
 	bool		time_mode = args->mode == GEOACC_DENSITY_TIME;
-	uint64		count;
-	uint32	   *near;
+	uint64	   *near;
 	int64		last = -1;
 
 	/* as the aggregate over the snapshot's rows refuses them, wherever they lie */
@@ -915,33 +875,34 @@ AppendNear(DensityState *state, const SnapshotPoints *s, const char *name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snapshot \"%s\" has lines without M values", name),
 				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
-	near = PointsNear(s, args, &count);
+	near = PointsNear(s, args);
 
-	for (uint64 k = 0; k < count; k++)
-	{
-		uint32		i = near[k];
-		uint8		f = s->flags[i];
-		uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
-		double		value = s->weight ? s->weight[i] : 1.0;
-
-		if ((f & POINT_JOINED) && (time_mode || args->interpolate))
-			flags |= GEOACC_DENSITY_JOIN;
-		if (time_mode)
+	for (uint64 k = 0, w = near[0]; k * 64 < s->n; w = near[++k])
+		for (; w; w &= w - 1)
 		{
-			if (!(f & POINT_JOINED))
-				continue;		/* a line's first vertex adds nothing in the time mode */
-			value = value * ((s->m[i] - s->m[i - 1]) / 3600.0);
-			if (!(value < DENSITY_MAX_VALUE))
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("snapshot \"%s\" adds %g at a vertex, more than a sample can hold", name, value),
-						 errhint("Divide the weights by a constant.")));
+			uint32		i = (uint32) (k * 64 + __builtin_ctzll(w));
+			uint8		f = s->flags[i];
+			uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
+			double		value = s->weight ? s->weight[i] : 1.0;
+
+			if ((f & POINT_JOINED) && (time_mode || args->interpolate))
+				flags |= GEOACC_DENSITY_JOIN;
+			if (time_mode)
+			{
+				if (!(f & POINT_JOINED))
+					continue;		/* a line's first vertex adds nothing in the time mode */
+				value = value * ((s->m[i] - s->m[i - 1]) / 3600.0);
+				if (!(value < DENSITY_MAX_VALUE))
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("snapshot \"%s\" adds %g at a vertex, more than a sample can hold", name, value),
+							 errhint("Divide the weights by a constant.")));
+			}
+			if ((flags & GEOACC_DENSITY_JOIN) && last != (int64) i - 1)
+				DensityStateAppend(state, s->xy[2 * (size_t) i - 2], s->xy[2 * (size_t) i - 1], 0, 0.0);
+			DensityStateAppend(state, s->xy[2 * (size_t) i], s->xy[2 * (size_t) i + 1], flags, value);
+			last = i;
 		}
-		if ((flags & GEOACC_DENSITY_JOIN) && last != (int64) i - 1)
-			DensityStateAppend(state, s->xy[2 * (size_t) i - 2], s->xy[2 * (size_t) i - 1], 0, 0.0);
-		DensityStateAppend(state, s->xy[2 * (size_t) i], s->xy[2 * (size_t) i + 1], flags, value);
-		last = i;
-	}
 	pfree(near);
 }
 
