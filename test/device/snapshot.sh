@@ -1,0 +1,140 @@
+#!/bin/bash
+# Density tiles from a snapshot against the same tiles over the table, on the GPU machine (geoacc built and
+# installed: test/device/run.sh snapshot does that), in one run, on a server of its own with geoacc preloaded and
+# geoacc.service = SNAPSHOT_SERVICE (default gpu; cpu checks this script on a machine without a GPU):
+#
+#   1. the scaled AIS tracks (test/data/scale_tracks.sh) of SNAPSHOT_POINTS points (default 10^8), in EPSG:3857
+#      with a GiST index for the per-tile query; geoacc_snapshot_create over them against a plain scan of the
+#      same rows (ST_Transform to 3857 and ST_NPoints of every row), and the snapshot's bytes;
+#   2. TILES (default 100) random XYZ tiles at zooms 8 to 12 over the tracks: the snapshot's PNG and the
+#      per-tile query's (geoacc_raster_png of gpu_density_raster over the rows the tile's envelope meets) must be
+#      the same bytes; the median and 90th percentile milliseconds of each from one session, under
+#      geoacc.device = auto, gpu and cpu;
+#   3. pgbench, 16 clients for 15 s each, a random tile of those each transaction: tiles a second from the
+#      snapshot and from the table.
+#
+# Prints markdown; the last line says whether every check held.
+set -uo pipefail
+mode=${SNAPSHOT_SERVICE:-gpu}
+points=${SNAPSHOT_POINTS:-100000000}
+tiles=${TILES:-100}
+PGBIN=$(dirname "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")
+OUT=${OUT:-/tmp/geoacc-out}
+mkdir -p "$OUT"
+problems=0
+problem() { echo "snapshot: FAILED: $*"; problems=$((problems + 1)); }
+user=$(id -un)
+if [ "$(id -u)" = 0 ]; then
+	user=pgrun
+	id pgrun >/dev/null 2>&1 || useradd -m pgrun
+fi
+as_user() { if [ "$(id -u)" = 0 ]; then su "$user" -c "$*"; else sh -c "$*"; fi; }
+data=/tmp/geoacc-snapshot-server
+[ -f "$data/postmaster.pid" ] && as_user "$PGBIN/pg_ctl -D $data -m immediate stop" >/dev/null 2>&1
+rm -rf "$data" && mkdir -p "$data" && chown "$user" "$data"
+as_user "$PGBIN/initdb -D $data -A trust -U postgres" >/dev/null || exit 1
+cat >> "$data/postgresql.conf" <<CONF
+port = 5452
+unix_socket_directories = '/tmp'
+listen_addresses = ''
+shared_preload_libraries = 'geoacc'
+geoacc.service = $mode
+geoacc.service_memory = '48GB'
+max_connections = 60
+shared_buffers = '8GB'
+max_parallel_workers_per_gather = 0
+CONF
+as_user "$PGBIN/pg_ctl -D $data -l /tmp/geoacc-snapshot-server.log -w start" >/dev/null \
+	|| { tail -20 /tmp/geoacc-snapshot-server.log; exit 1; }
+trap 'as_user "$PGBIN/pg_ctl -D $data -m fast stop" >/dev/null 2>&1' EXIT
+export PGUSER=postgres PGHOST=/tmp PGPORT=5452 PGDATABASE=geoacc_snapshot
+createdb geoacc_snapshot || exit 1
+psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
+	-f test/data/load_ais.sql > "$OUT/snapshot_setup.log" 2>&1 || { tail "$OUT/snapshot_setup.log"; exit 1; }
+start=$SECONDS
+test/data/scale_tracks.sh tracks "$points" > /dev/null || exit 1
+psql -X -q -v ON_ERROR_STOP=1 >> "$OUT/snapshot_setup.log" 2>&1 <<'SQL' || { tail "$OUT/snapshot_setup.log"; exit 1; }
+CREATE TABLE tracks_3857 AS SELECT id, ST_Transform(traj, 3857) AS geom FROM tracks;
+CREATE INDEX ON tracks_3857 USING gist (geom);
+VACUUM ANALYZE tracks_3857;
+-- random tiles at zooms 8 to 12 whose envelope meets the tracks
+CREATE FUNCTION tile_of(lon float8, lat float8, z int, OUT x int, OUT y int) LANGUAGE sql IMMUTABLE AS $$
+	SELECT floor((lon + 180) / 360 * 2 ^ z)::int,
+		floor((1 - ln(tan(radians(lat)) + 1 / cos(radians(lat))) / pi()) / 2 * 2 ^ z)::int $$;
+SQL
+psql -X -q -v ON_ERROR_STOP=1 -c "SELECT setseed(0.5)" -c "
+	CREATE TABLE tiles AS
+	SELECT row_number() OVER () AS k, z, (t).x, (t).y FROM (
+		SELECT z, tile_of(ST_X(p), ST_Y(p), z) AS t
+		FROM (SELECT 8 + (random() * 4.999)::int AS z, ST_Transform(geom, 4326) AS p
+		      FROM (SELECT (ST_DumpPoints(geom)).geom FROM tracks_3857 TABLESAMPLE SYSTEM (1)) d
+		      ORDER BY random() LIMIT $tiles) q) r" >> "$OUT/snapshot_setup.log" 2>&1 || exit 1
+echo "## snapshot: density tiles ($mode service), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'), $(nproc) CPU cores"
+echo
+echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj)) || ' points' FROM tracks"), made in $((SECONDS - start)) s; $tiles tiles"
+
+# ms SQL...: the milliseconds of the last statement, in one session
+ms() { psql -X -q -At -v ON_ERROR_STOP=1 -c '\timing on' "$@" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1; }
+echo
+echo "### 1. creating the snapshot"
+echo
+echo "| what | ms |"
+echo "| --- | --- |"
+scan=$(ms -c "SELECT sum(ST_NPoints(ST_Transform(traj, 3857))) FROM tracks")
+echo "| plain scan: sum(ST_NPoints(ST_Transform(traj, 3857))) | $scan |"
+create=$(ms -c "SELECT geoacc_snapshot_create('tracks', 'SELECT id, ST_Transform(traj, 3857) AS geom FROM tracks')")
+echo "| geoacc_snapshot_create | $create |"
+psql -X -At -F ' | ' -c "SELECT '| snapshot: ' || rows || ' rows, ' || points || ' points, ' || pg_size_pretty(bytes) || ' |' FROM geoacc_snapshots()"
+[ -n "$create" ] || problem "the snapshot was not made"
+
+echo
+echo "### 2. one session: the same tiles from the snapshot and over the table"
+echo
+same=$(psql -X -At -c "SELECT count(*) FILTER (WHERE geoacc_density_tile('tracks', z, x, y, vmax => 50) =
+	(SELECT geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)
+	 FROM tracks_3857 WHERE geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256))) || ' of ' || count(*) FROM tiles" 2>&1)
+echo "the same PNG bytes: $same tiles"
+[ "$same" = "$tiles of $tiles" ] || problem "tiles differ: $same"
+echo
+echo "| device | from | median ms | p90 ms |"
+echo "| --- | --- | --- | --- |"
+for device in auto gpu cpu; do
+	for from in snapshot table; do
+		if [ $from = snapshot ]; then
+			q="SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles WHERE k = %s;"
+		else
+			q="SELECT length(geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)) FROM tiles, tracks_3857 WHERE k = %s AND geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256) GROUP BY z, x, y;"
+		fi
+		script=$(for k in $(seq 1 "$tiles"); do printf "$q\n" "$k"; done)
+		psql -X -q -At -c "SET geoacc.device = $device" -c '\timing on' -f <(echo "$script") > "$OUT/snapshot_${device}_$from.log" 2>&1
+		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$OUT/snapshot_${device}_$from.log" | sort -g > "$OUT/snapshot_${device}_$from.ms"
+		n=$(wc -l < "$OUT/snapshot_${device}_$from.ms")
+		median=$(sed -n "$(( (n + 1) / 2 ))p" "$OUT/snapshot_${device}_$from.ms")
+		p90=$(sed -n "$(( (n * 9 + 9) / 10 ))p" "$OUT/snapshot_${device}_$from.ms")
+		echo "| $device | $from | $median | $p90 |"
+		grep -q ERROR "$OUT/snapshot_${device}_$from.log" && problem "$device $from: $(grep -m1 ERROR "$OUT/snapshot_${device}_$from.log")"
+	done
+done
+
+echo
+echo "### 3. pgbench: 16 clients, 15 s, a random tile of those each transaction"
+echo
+echo "| from | tiles/s | failed |"
+echo "| --- | --- | --- |"
+for from in snapshot table; do
+	if [ $from = snapshot ]; then
+		q="SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles WHERE k = :k;"
+	else
+		q="SELECT length(geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)) FROM tiles, tracks_3857 WHERE k = :k AND geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256) GROUP BY z, x, y;"
+	fi
+	printf '\\set k random(1, %s)\n%s\n' "$tiles" "$q" > "$OUT/snapshot_pgbench_$from.sql"
+	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$OUT/snapshot_pgbench_$from.sql" > "$OUT/snapshot_pgbench_$from.log" 2>&1
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/snapshot_pgbench_$from.log" | head -1)
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$OUT/snapshot_pgbench_$from.log")
+	echo "| $from | ${tps:-failed} | ${failed:-?} |"
+	[ -n "$tps" ] || problem "pgbench $from: $(tail -2 "$OUT/snapshot_pgbench_$from.log")"
+done
+psql -X -At -c "SELECT 'service: ' || calls || ' calls, ' || failed_calls || ' failed, memory used ' || pg_size_pretty(memory_used) || ', peak ' || pg_size_pretty(memory_peak) FROM geoacc_service()"
+echo
+[ $problems = 0 ] && echo "snapshot: every check held" || echo "snapshot: $problems checks failed"
+exit $((problems > 0))
