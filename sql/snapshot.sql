@@ -1,7 +1,8 @@
 -- Snapshots (a server with the GPU service: make installcheck-service): density rasters and web map tiles
 -- read from a snapshot equal gpu_density_raster over the same rows, bit for bit, in every mode and on
--- fresh random rows; a snapshot shows its rows as of its last refresh; transactions; who may read it (its
--- owner, roles it is granted to, superusers; row-level security holds); errors.
+-- fresh random rows; segment joins against a snapshot of trajectories equal gpu_segment_join with its query;
+-- a snapshot shows its rows as of its last refresh; transactions; who may read it (its owner, roles it is
+-- granted to, superusers; row-level security holds); errors.
 SET client_min_messages = warning;
 
 SELECT geoacc_snapshot_create('ais', 'SELECT id, ST_Transform(traj, 3857) AS geom FROM ais_tracks') AS rows;
@@ -62,6 +63,37 @@ SELECT geoacc_density_tile('ais', 12, 1206, 1540, vmax => 50) =
 		'viridis', 'log', 0, 50, true) AS same_png;
 SELECT substring(png FROM 2 FOR 3) AS signature, length(png) < 2000 AS small, position('tRNS'::bytea IN png) > 0 AS transparent
 FROM (SELECT geoacc_density_tile('ais', 13, 0, 0) AS png) t;
+
+-- a snapshot of trajectories: segment joins of new tracks against it equal gpu_segment_join with its query
+SELECT geoacc_snapshot_create('traffic', 'SELECT id, traj FROM ais_tracks') AS rows;
+SELECT name, kind, rows, points FROM geoacc_snapshots() WHERE name = 'traffic';
+CREATE TEMP TABLE join_snapshot AS
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM ais_tracks WHERE id % 7 = 0', 'traffic', 100);
+CREATE TEMP TABLE join_query AS
+SELECT * FROM gpu_segment_join('SELECT id, traj FROM ais_tracks WHERE id % 7 = 0', 'SELECT id, traj FROM ais_tracks', 100);
+SELECT count(*) AS pairs, (SELECT count(*) FROM ((TABLE join_snapshot EXCEPT ALL TABLE join_query)
+	UNION ALL (TABLE join_query EXCEPT ALL TABLE join_snapshot)) d) AS differ FROM join_snapshot;
+SELECT count(*) AS contacts, bool_and(s IS NOT DISTINCT FROM q) AS same
+FROM gpu_segment_contacts_snapshot('SELECT id, traj FROM ais_tracks WHERE id % 7 = 0', 'traffic', 500) s
+FULL JOIN gpu_segment_contacts('SELECT id, traj FROM ais_tracks WHERE id % 7 = 0', 'SELECT id, traj FROM ais_tracks', 500) q
+	USING (a_id, b_id);
+-- fresh random tracks with Z, repeated ids, NULL and one-point rows: every method, with and without Z
+CREATE TEMP TABLE random_tracks AS
+SELECT i % 150 AS id, CASE WHEN i % 37 = 0 THEN NULL ELSE
+	(SELECT ST_SetSRID(ST_MakeLine(ST_MakePoint(x0 + 300 * k * cos(a + k / 3.0), y0 + 300 * k * sin(a + k / 5.0), k * 10 * random(),
+		1.6e9 + t0 + k * 60) ORDER BY k), 32618)
+	 FROM generate_series(0, (i % 13)) k) END AS traj
+FROM (SELECT i, 580000 + random() * 20000 AS x0, 4500000 + random() * 20000 AS y0, random() * 6.28 AS a,
+	(random() * 3600)::int AS t0 FROM generate_series(1, 400) i) r;
+SELECT geoacc_snapshot_create('random_traffic', 'SELECT id, traj FROM random_tracks WHERE id % 2 = 0') AS rows;
+SELECT method, use_z, count(*) > 100 AS pairs_found, count(*) = (SELECT count(*) FROM gpu_segment_join(
+		'SELECT id, traj FROM random_tracks WHERE id % 3 = 0', 'SELECT id, traj FROM random_tracks WHERE id % 2 = 0', 250, method, use_z))
+	AND NOT EXISTS (SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM random_tracks WHERE id % 3 = 0', 'random_traffic', 250, method, use_z)
+		EXCEPT ALL SELECT * FROM gpu_segment_join('SELECT id, traj FROM random_tracks WHERE id % 3 = 0',
+			'SELECT id, traj FROM random_tracks WHERE id % 2 = 0', 250, method, use_z)) AS same
+FROM (VALUES ('spatial'), ('temporal'), ('spatiotemporal'), ('auto')) m(method), (VALUES (false), (true)) z(use_z),
+	gpu_segment_join_snapshot('SELECT id, traj FROM random_tracks WHERE id % 3 = 0', 'random_traffic', 250, method, use_z) j
+GROUP BY method, use_z ORDER BY method, use_z;
 
 -- a snapshot shows the rows as of its last refresh; a refresh rolled back leaves the old rows
 CREATE TEMP TABLE moving (id int, geom geometry);
@@ -147,6 +179,16 @@ SELECT geoacc_density_tile_raster('random', 3, 1, 1, mode => 'time');
 SELECT geoacc_density_tile_raster('ais', 3, 1, 1, 0);
 SELECT geoacc_density_tile_raster('ais', 3, 1, 1, kernel => 'box');
 SELECT geoacc_density_tile_raster(NULL, 3, 1, 1) IS NULL AS null_name;
+SELECT geoacc_density_tile_raster('traffic', 3, 1, 1);
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM ais_tracks', 'ais', 100);
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, ST_Transform(traj, 4326) AS traj FROM ais_tracks', 'traffic', 100);
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, ST_Transform(traj, 4326)::geography AS traj FROM ais_tracks', 'traffic', 100);
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM random_tracks', 'traffic', 100, use_z => true);
+SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM ais_tracks', 'traffic', -1);
+SELECT count(*) AS no_a_rows FROM gpu_segment_join_snapshot('SELECT id, traj FROM ais_tracks WHERE false', 'traffic', 100);
+SELECT geoacc_snapshot_create('bad', 'SELECT id, ST_Transform(traj, 4326)::geography AS traj FROM ais_tracks');
+SELECT geoacc_snapshot_create('bad', 'SELECT id, ST_Transform(traj, 4326) AS traj FROM ais_tracks');
+SELECT geoacc_snapshot_create('bad', 'SELECT id, ST_Force2D(traj) AS traj FROM ais_tracks');
 
 SELECT geoacc_snapshot_drop(name) FROM geoacc_snapshots();
 SELECT count(*) AS left FROM geoacc_snapshots();

@@ -279,6 +279,14 @@ void		GeoaccSnapshotUnpin(void);
 void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation);
 
 /*
+ * The trajectories of snapshot `name` (snapshot.c), laid out as the segment
+ * join lays out an inner query's, pinned (GeoaccSnapshotUnpin when done),
+ * with their SRID and whether they have Z; ERROR unless the current user
+ * may read it and it holds trajectories.
+ */
+const struct JoinTracks *GeoaccSnapshotTracks(const char *name, int32 *srid, bool *has_z);
+
+/*
  * Work memory: the inputs and outputs of a work, owned by
  * CurrentMemoryContext as palloc'd memory is.  With the service they are in
  * the service memory, which the service reads; else ordinary (huge)
@@ -634,6 +642,13 @@ typedef struct JoinSrid
 /* Start reading trajectories; their geometries are kept in `geometries` until laid out. */
 void		GeoaccJoinRowsInit(JoinRows *t, MemoryContext geometries);
 
+/*
+ * Keep one row's trajectory (a copy of its geometry): a LINESTRING M or ZM
+ * with M increasing, in the SRID of the rows before it; false for one
+ * without a segment (not kept).  `label` names it in errors.
+ */
+bool		GeoaccJoinRowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label);
+
 /* Run an inner query of (id, traj) rows, argument `argname`, and keep each row's trajectory. */
 void		GeoaccJoinRowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname);
 
@@ -656,6 +671,16 @@ bool		GeoaccJoinFrame(JoinSrid *srid, GeoaccEnu *frame);
 
 /* A join method by its name (any case); ERROR for an unknown one. */
 GeoaccJoinMethod GeoaccJoinMethodFromText(const char *name);
+
+/*
+ * The segment join of a_rows' trajectories with b_rows' or, given instead,
+ * b_tracks' (a snapshot's, laid out already), or with themselves when both
+ * are NULL (a_id < b_id), its rows put into the tuplestore.
+ */
+struct ReturnSetInfo;
+void		GeoaccJoinTrajectories(struct ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows,
+								   const JoinTracks *b_tracks, JoinSrid *srid, double distance,
+								   GeoaccJoinMethod method, GeoaccStages *stages);
 
 /* ------------------------------------------ PostGIS rasters (raster_wkb.c) */
 
@@ -767,8 +792,11 @@ typedef struct GeoaccInnerQuery
 	void	   *arg;
 } GeoaccInnerQuery;
 
-/* Run `sql` (the text of q->argname) and hand each of its rows to q->receive. */
-void		GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql);
+/*
+ * Run `sql` (the text of q->argname) and hand each of its rows to
+ * q->receive; returns the index of the form its columns matched.
+ */
+int			GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql);
 
 /* How errors name a row: "a_sql row 3 (id 7)", palloc'd. */
 char	   *GeoaccQueryRowLabel(const GeoaccInnerQuery *q, const GeoaccQueryRow *row);

@@ -363,7 +363,7 @@ QueryReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-void
+int
 GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql)
 {
 	QueryReceiver r;
@@ -382,6 +382,7 @@ GeoaccInnerQueryRead(const GeoaccInnerQuery *q, const char *sql)
 	InnerQueryRun(sql, q->argname, &r.pub);
 	SPI_finish();
 	MemoryContextDelete(r.rowcxt);
+	return r.row.form;
 }
 
 char *

@@ -280,6 +280,12 @@ JoinReceive(const GeoaccQueryRow *row, void *arg)
 	MemoryContextSwitchTo(old);
 }
 
+bool
+GeoaccJoinRowsAdd(JoinRows *t, JoinSrid *srid, int64 id, const struct varlena *geom, const char *label)
+{
+	return RowsAdd(t, srid, id, geom, true, label);
+}
+
 /* Run an inner query and keep each row's trajectory. */
 void
 GeoaccJoinRowsFromQuery(JoinRows *t, JoinSrid *srid, const char *sql, const char *argname)
@@ -624,15 +630,11 @@ GeoaccJoinFrame(JoinSrid *srid, GeoaccEnu *frame)
 	return true;
 }
 
-/*
- * Join the trajectories of a_rows with those of b_rows (NULL: of a_rows
- * with themselves, a_id < b_id) and put the rows into the tuplestore.
- */
-static void
-SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid *srid, double distance,
-			GeoaccJoinMethod method, GeoaccStages *stages)
+void
+GeoaccJoinTrajectories(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, const JoinTracks *b_tracks,
+				  JoinSrid *srid, double distance, GeoaccJoinMethod method, GeoaccStages *stages)
 {
-	bool		self = b_rows == NULL;
+	bool		self = b_rows == NULL && b_tracks == NULL;
 	JoinTracks	a,
 				b;
 	bool		with_z;
@@ -652,7 +654,7 @@ SegmentJoin(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, JoinSrid 
 	a = GeoaccJoinTracksFromRows(a_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	if (self)
 		GeoaccJoinCheckSelfIds(&a);
-	b = self ? a : GeoaccJoinTracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
+	b = self ? a : b_tracks ? *b_tracks : GeoaccJoinTracksFromRows(b_rows, with_z, srid->use_z, srid->geodetic ? &frame : NULL);
 	/* the points are laid out: the geometries they came from are no longer needed */
 	MemoryContextDelete(a_rows->geometries);
 	va = GeoaccJoinTracksView(&a);
@@ -722,7 +724,7 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	if (!self)
 		GeoaccJoinRowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
 	GeoaccStagesLap(&stages, "read");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &stages);
+	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, &srid, distance, method, &stages);
 	return (Datum) 0;
 }
 
@@ -763,6 +765,75 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	if (!self)
 		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
 	GeoaccStagesLap(&stages, "read");
-	SegmentJoin(rsinfo, &a_rows, self ? NULL : &b_rows, &srid, distance, method, &stages);
+	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, &srid, distance, method, &stages);
+	return (Datum) 0;
+}
+
+/*
+ * gpu_segment_join_snapshot(a_sql, snapshot, distance, method, use_z): the
+ * join of a_sql's trajectories with a snapshot's, read from the GPU
+ * service's memory: the rows gpu_segment_join(a_sql, the snapshot's query,
+ * ...) gives on the rows the snapshot holds
+ */
+PG_FUNCTION_INFO_V1(gpu_segment_join_snapshot);
+Datum
+gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	JoinRows	a_rows;
+	JoinSrid	srid = {0};
+	double		distance;
+	GeoaccJoinMethod method;
+	GeoaccStages stages;
+	char	   *name;
+
+	GeoaccStagesStart(&stages);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int a = 0; a < 5; a++)
+		if (PG_ARGISNULL(a))
+			return (Datum) 0;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	srid.use_z = PG_GETARG_BOOL(4);
+	distance = DistanceFromArg(PG_GETARG_FLOAT8(2));
+	method = GeoaccJoinMethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+	GeoaccJoinRowsInit(&a_rows, AllocSetContextCreate(CurrentMemoryContext, "gpu_segment_join geometries",
+													  ALLOCSET_DEFAULT_SIZES));
+	GeoaccJoinRowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	GeoaccStagesLap(&stages, "read");
+	PG_TRY();
+	{
+		int32		snapshot_srid;
+		bool		has_z;
+		JoinTracks	b = *GeoaccSnapshotTracks(name, &snapshot_srid, &has_z);
+
+		/* what reading the snapshot's rows after a_sql's would have checked */
+		if (srid.set && srid.geodetic)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("trajectories must all be geometries or all geographies"),
+					 errdetail("%s is a geography, snapshot \"%s\" holds geometries.", srid.first, name),
+					 errhint("Cast a_sql's trajectories to a geometry in the snapshot's SRID, %d.", snapshot_srid)));
+		if (srid.set && srid.srid != snapshot_srid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("trajectories must all have the same SRID"),
+					 errdetail("%s has SRID %d, snapshot \"%s\" SRID %d.", srid.first, srid.srid, name, snapshot_srid),
+					 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+		if (srid.use_z && !has_z)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snapshot \"%s\" has trajectories without Z values", name),
+					 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
+							 "without Z, as if ST_Force3DM() had dropped it.")));
+		if (!srid.use_z)
+			b.z = NULL;
+		GeoaccStagesLap(&stages, "snapshot");
+		GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, &srid, distance, method, &stages);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
 	return (Datum) 0;
 }

@@ -58,6 +58,38 @@
 /* an entry whose box covers more cells than this is in the list of long entries, read by every call */
 #define GRID_SPREAD 16
 
+typedef enum SnapshotKind
+{
+	KIND_POINTS,
+	KIND_TRAJECTORIES
+} SnapshotKind;
+
+static const char *const kind_names[] = {"points", "trajectories"};
+
+/* What the data of every snapshot start with. */
+typedef struct SnapshotHead
+{
+	SnapshotKind kind;
+	uint64		bytes;			/* of the block */
+	int64		rows;			/* rows kept */
+	uint64		points;
+	int32		srid;
+	TimestampTz built;
+} SnapshotHead;
+
+/*
+ * The data of a trajectories snapshot: one block, this header and then the
+ * arrays of the trajectories laid out as the segment join lays out an inner
+ * query's (in id order, then in the order read).  Z where every trajectory
+ * has it.
+ */
+typedef struct SnapshotTracks
+{
+	SnapshotHead head;
+	bool		has_z;
+	JoinTracks	tracks;
+} SnapshotTracks;
+
 /*
  * The data of a points snapshot: one block of the service memory, this
  * header and then its arrays.  Point i stands for what it adds to a
@@ -67,14 +99,11 @@
  */
 typedef struct SnapshotPoints
 {
-	uint64		bytes;
-	int64		rows;			/* rows kept (those with a geometry and, if weighted, a weight) */
+	SnapshotHead head;
 	uint32		n;
-	int32		srid;
 	bool		weighted;
 	bool		has_points;		/* rows of points, which the time mode refuses */
 	bool		lines_without_m;	/* likewise */
-	TimestampTz built;
 	double		x0;				/* the grid: its south-west corner, its square cells */
 	double		y0;
 	double		cell;
@@ -509,13 +538,11 @@ PointsBuild(const PointsReader *r)
 			hi[d] = Max(hi[d], r->xy[2 * (size_t) i + d]);
 		}
 	side = (uint32) Min((double) GRID_MAX, Max(1.0, ceil(sqrt((double) n / GRID_POINTS))));
+	head.head = (SnapshotHead) {KIND_POINTS, 0, r->rows, n, r->srid, GetCurrentTimestamp()};
 	head.n = n;
-	head.rows = r->rows;
-	head.srid = r->srid;
 	head.weighted = r->weighted;
 	head.has_points = r->has_points;
 	head.lines_without_m = r->lines_without_m;
-	head.built = GetCurrentTimestamp();
 	head.x0 = n ? lo[0] : 0;
 	head.y0 = n ? lo[1] : 0;
 	head.cell = n ? Max(hi[0] - lo[0], hi[1] - lo[1]) / side : 1;
@@ -555,7 +582,7 @@ PointsBuild(const PointsReader *r)
 		sizeof(uint32) * (nentries + nlong) + n + 64;
 	s = GeoaccWorkAlloc(bytes);
 	*s = head;
-	s->bytes = bytes;
+	s->head.bytes = bytes;
 	p = (char *) s + MAXALIGN(sizeof(SnapshotPoints));
 	s->xy = (double *) p;
 	p += sizeof(double) * 2 * n;
@@ -608,54 +635,178 @@ PointsBuild(const PointsReader *r)
 	return s;
 }
 
-static const GeoaccQueryForm PointsQueryForm = {3, {{"id", GeoaccIsIdType}, {"geom", GeoaccIsGeometryType},
-{"weight", IsWeightType, true}}};
+/* The rows of a trajectories snapshot as they are read, as the segment join reads an inner query's. */
+typedef struct TracksReader
+{
+	JoinRows	rows;
+	JoinSrid	srid;
+	MemoryContext cxt;
+	const GeoaccInnerQuery *query;
+} TracksReader;
+
+static void
+TracksReceive(const GeoaccQueryRow *row, void *arg)
+{
+	TracksReader *r = arg;
+	char	   *label;
+	MemoryContext old;
+
+	if (row->nulls[1])
+		return;
+	label = GeoaccQueryRowLabel(r->query, row);
+	old = MemoryContextSwitchTo(r->cxt);
+	GeoaccJoinRowsAdd(&r->rows, &r->srid, row->id, PG_DETOAST_DATUM(row->values[1]), label);
+	MemoryContextSwitchTo(old);
+}
+
+/* The snapshot's block: the trajectories laid out once, as a join would lay out the query's rows. */
+static SnapshotTracks *
+TracksBuild(TracksReader *r)
+{
+	bool		has_z = r->rows.count > 0;
+	JoinTracks	t;
+	uint64		n;
+	Size		bytes;
+	SnapshotTracks *s;
+	char	   *p;
+
+	/* geographies are not read (the query's columns); a join of geometries needs projected ones */
+	if (r->srid.set && GeoaccSridIsGeographic(r->srid.srid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a snapshot of trajectories needs projected coordinates"),
+				 errdetail("The trajectories have SRID %d, whose coordinates are longitude and latitude in degrees.",
+						   r->srid.srid),
+				 errhint("Make it of trajectories transformed to a projected SRID, for example ST_Transform(traj, 32618) "
+						 "for UTM zone 18N.")));
+	for (uint32 i = 0; i < r->rows.count; i++)
+		has_z &= r->rows.rows[i].line.has_z;
+	t = GeoaccJoinTracksFromRows(&r->rows, has_z, has_z, NULL);
+	n = t.npoints;
+	bytes = MAXALIGN(sizeof(SnapshotTracks)) + sizeof(int64) * t.count + sizeof(uint32) * (t.count + 1) +
+		sizeof(double) * n * (has_z ? 4 : 3) + 64;
+	s = GeoaccWorkAlloc(bytes);
+	s->head = (SnapshotHead) {KIND_TRAJECTORIES, bytes, t.count, n, r->srid.srid, GetCurrentTimestamp()};
+	s->has_z = has_z;
+	s->tracks.count = t.count;
+	s->tracks.npoints = n;
+	p = (char *) s + MAXALIGN(sizeof(SnapshotTracks));
+	s->tracks.x = (double *) p;
+	s->tracks.y = s->tracks.x + n;
+	s->tracks.m = s->tracks.y + n;
+	s->tracks.z = has_z ? s->tracks.m + n : NULL;
+	p += sizeof(double) * n * (has_z ? 4 : 3);
+	s->tracks.ids = (int64 *) p;
+	p += sizeof(int64) * t.count;
+	s->tracks.offsets = (uint32 *) p;
+	memcpy(s->tracks.x, t.x, sizeof(double) * n);
+	memcpy(s->tracks.y, t.y, sizeof(double) * n);
+	memcpy(s->tracks.m, t.m, sizeof(double) * n);
+	if (has_z)
+		memcpy(s->tracks.z, t.z, sizeof(double) * n);
+	memcpy(s->tracks.ids, t.ids, sizeof(int64) * t.count);
+	memcpy(s->tracks.offsets, t.offsets, sizeof(uint32) * (t.count + 1));
+	return s;
+}
+
+/* The columns of the two kinds, told apart by name: (id, geom[, weight]) or (id, traj). */
+static const GeoaccQueryForm SnapshotQueryForms[] = {
+	{3, {{"id", GeoaccIsIdType}, {"geom", GeoaccIsGeometryType}, {"weight", IsWeightType, true}}},
+	{2, {{"id", GeoaccIsIdType}, {"traj", GeoaccIsGeometryType}}}
+};
+
+/* Both readers: the query's columns decide which one takes its rows. */
+typedef struct SnapshotReader
+{
+	PointsReader points;
+	TracksReader tracks;
+} SnapshotReader;
+
+static void
+SnapshotReceive(const GeoaccQueryRow *row, void *arg)
+{
+	SnapshotReader *r = arg;
+
+	if (row->form == KIND_POINTS)
+		PointsReceive(row, &r->points);
+	else
+		TracksReceive(row, &r->tracks);
+}
 
 /*
  * Run the query (as `as_user`, with the restrictions of a maintenance
  * operation when that is not the current user) and build its data.
  */
-static SnapshotPoints *
-PointsFromQuery(const char *sql, Oid as_user)
+static SnapshotHead *
+SnapshotFromQuery(const char *sql, Oid as_user)
 {
-	PointsReader *r = palloc0(sizeof(PointsReader));
-	GeoaccInnerQuery query = {"sql", &PointsQueryForm, 1, "(id, geom[, weight])",
-		"id is an integer, geom a geometry of points or lines, weight a number.", false, PointsReceive, r};
+	SnapshotReader *r = palloc0(sizeof(SnapshotReader));
+	GeoaccInnerQuery query = {"sql", SnapshotQueryForms, lengthof(SnapshotQueryForms), "(id, geom[, weight]) or (id, traj)",
+		"id is an integer; geom a geometry of points or lines, weight a number (for density tiles); or traj a "
+		"LINESTRING M geometry (for segment joins).", false, SnapshotReceive, r};
 	Oid			save_user;
 	int			save_sec;
-	SnapshotPoints *s;
+	int			form;
 
-	r->cxt = CurrentMemoryContext;
-	r->query = &query;
+	r->points.cxt = r->tracks.cxt = CurrentMemoryContext;
+	r->points.query = r->tracks.query = &query;
+	GeoaccJoinRowsInit(&r->tracks.rows, AllocSetContextCreate(CurrentMemoryContext, "snapshot geometries",
+															 ALLOCSET_DEFAULT_SIZES));
 	GetUserIdAndSecContext(&save_user, &save_sec);
 	if (as_user != save_user)
 		SetUserIdAndSecContext(as_user, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	GeoaccInnerQueryRead(&query, sql);
+	form = GeoaccInnerQueryRead(&query, sql);
 	SetUserIdAndSecContext(save_user, save_sec);
-	s = PointsBuild(r);
-	return s;
+	if (form == KIND_POINTS)
+		return &PointsBuild(&r->points)->head;
+	return &TracksBuild(&r->tracks)->head;
 }
 
 /* --------------------------------------------------------------- functions */
 
-/* The data of a snapshot the current user may read, pinned (built first when the service memory lacks it). */
-static pg_noinline SnapshotPoints *
-PointsOpen(const char *name, SnapshotDef *def)
+/*
+ * The data of a snapshot of `kind` the current user may read, pinned (built
+ * first when the service memory lacks it).
+ */
+static pg_noinline SnapshotHead *
+SnapshotOpen(const char *name, SnapshotKind kind)
 {
 	bool		found;
-	void	   *data;
+	SnapshotDef def;
+	SnapshotHead *data;
 
 	CheckService();
-	*def = CatalogGet(name, false, false, &found);
-	CheckReader(def);
-	data = GeoaccSnapshotPin(MyDatabaseId, def->id, def->generation);
+	def = CatalogGet(name, false, false, &found);
+	CheckReader(&def);
+	if (strcmp(def.kind, kind_names[kind]) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("snapshot \"%s\" holds %s, not %s", name, def.kind, kind_names[kind]),
+				 errhint("A snapshot of (id, geom[, weight]) rows holds points, for density tiles; one of (id, traj) "
+						 "rows trajectories, for segment joins.")));
+	data = GeoaccSnapshotPin(MyDatabaseId, def.id, def.generation);
 	if (data == NULL)
 	{
-		SnapshotPoints *s = PointsFromQuery(def->query, def->owner);
+		SnapshotHead *s = SnapshotFromQuery(def.query, def.owner);
 
-		data = GeoaccSnapshotPublish(MyDatabaseId, def->id, def->generation, s);
+		if (s->kind != kind)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("snapshot \"%s\"'s query no longer returns %s", name, kind_names[kind]),
+					 errhint("Drop the snapshot and make it again.")));
+		data = GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
 	}
 	return data;
+}
+
+const JoinTracks *
+GeoaccSnapshotTracks(const char *name, int32 *srid, bool *has_z)
+{
+	SnapshotTracks *s = (SnapshotTracks *) SnapshotOpen(name, KIND_TRAJECTORIES);
+
+	*srid = s->head.srid;
+	*has_z = s->has_z;
+	return &s->tracks;
 }
 
 /*
@@ -670,9 +821,9 @@ geoacc_snapshot_create(PG_FUNCTION_ARGS)
 	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	bool		found;
 	SnapshotDef def;
-	Oid			types[3] = {TEXTOID, OIDOID, TEXTOID};
-	Datum		values[3] = {PointerGetDatum(name), ObjectIdGetDatum(GetUserId()), CStringGetTextDatum(sql)};
-	SnapshotPoints *s;
+	Oid			types[4] = {TEXTOID, OIDOID, TEXTOID};
+	Datum		values[4] = {PointerGetDatum(name), ObjectIdGetDatum(GetUserId()), CStringGetTextDatum(sql)};
+	SnapshotHead *s;
 
 	CheckService();
 	CheckName(name);
@@ -682,9 +833,11 @@ geoacc_snapshot_create(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("snapshot \"%s\" already exists", text_to_cstring(name)),
 				 errhint("Refresh it with geoacc_snapshot_refresh(), or drop it first.")));
-	s = PointsFromQuery(sql, GetUserId());
-	CatalogExecute("INSERT INTO %s (name, owner, kind, query) VALUES ($1, $2, 'points', $3) RETURNING "
-				   DEF_COLUMNS, 3, types, values, &def);
+	s = SnapshotFromQuery(sql, GetUserId());
+	types[3] = TEXTOID;
+	values[3] = CStringGetTextDatum(kind_names[s->kind]);
+	CatalogExecute("INSERT INTO %s (name, owner, query, kind) VALUES ($1, $2, $3, $4) RETURNING "
+				   DEF_COLUMNS, 4, types, values, &def);
 	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
 	AddPending(def.id, def.generation);
 	GeoaccSnapshotUnpin();
@@ -699,16 +852,18 @@ geoacc_snapshot_refresh(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		found;
 	SnapshotDef def;
-	SnapshotPoints *s;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
+	SnapshotHead *s;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(name)};
 
 	CheckService();
 	def = CatalogGet(name, true, false, &found);
 	CheckOwner(&def, "refresh");
-	s = PointsFromQuery(def.query, def.owner);
-	CatalogExecute("UPDATE %s SET generation = generation + 1, refreshed = now() WHERE name = $1 RETURNING "
-				   DEF_COLUMNS, 1, types, values, &def);
+	s = SnapshotFromQuery(def.query, def.owner);
+	/* its kind follows its query's columns */
+	values[1] = CStringGetTextDatum(kind_names[s->kind]);
+	CatalogExecute("UPDATE %s SET generation = generation + 1, refreshed = now(), kind = $2 WHERE name = $1 "
+				   "RETURNING " DEF_COLUMNS, 2, types, values, &def);
 	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
 	AddPending(def.id, def.generation);
 	GeoaccSnapshotUnpin();
@@ -786,7 +941,7 @@ geoacc_snapshot_memory(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
-	const SnapshotPoints *s;
+	const SnapshotHead *s;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -796,7 +951,7 @@ geoacc_snapshot_memory(PG_FUNCTION_ARGS)
 	if (s == NULL)
 		PG_RETURN_NULL();
 	values[0] = Int64GetDatum(s->rows);
-	values[1] = Int64GetDatum(s->n);
+	values[1] = Int64GetDatum((int64) s->points);
 	values[2] = Int64GetDatum((int64) s->bytes);
 	values[3] = TimestampTzGetDatum(s->built);
 	GeoaccSnapshotUnpin();
@@ -917,7 +1072,6 @@ Datum
 geoacc_snapshot_density(PG_FUNCTION_ARGS)
 {
 	char	   *name;
-	SnapshotDef def;
 	SnapshotPoints *s;
 	DensityHeader h = {0};
 	DensityState *volatile state = NULL;
@@ -929,18 +1083,18 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	DensityArgsFromCall(fcinfo, 1, true, &h.args);
-	s = PointsOpen(name, &def);
+	s = (SnapshotPoints *) SnapshotOpen(name, KIND_POINTS);
 	PG_TRY();
 	{
 		h.args.weighted = s->weighted;
-		if (s->n > 0 && h.args.extent_srid != s->srid)
+		if (s->n > 0 && h.args.extent_srid != s->head.srid)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the extent and snapshot \"%s\" have different SRIDs", name),
-					 errdetail("The extent has SRID %d, the snapshot SRID %d.", h.args.extent_srid, s->srid),
+					 errdetail("The extent has SRID %d, the snapshot SRID %d.", h.args.extent_srid, s->head.srid),
 					 errhint("Make the snapshot of ST_Transform(geom, %d) for tiles in that SRID.", h.args.extent_srid)));
-		h.srid = s->n > 0 ? s->srid : h.args.extent_srid;
-		h.rows = s->rows;
+		h.srid = s->n > 0 ? s->head.srid : h.args.extent_srid;
+		h.rows = s->head.rows;
 		state = DensityStateCreate(CurrentMemoryContext, &h);
 		AppendNear(state, s, name);
 	}

@@ -108,3 +108,26 @@ CREATE OR REPLACE FUNCTION geoacc_density_tile(snapshot text, z int, x int, y in
 	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000;
 COMMENT ON FUNCTION geoacc_density_tile(text, int, int, int, int, text, int, boolean, text, text, text, float8, float8, boolean) IS
 	'the PNG of the XYZ web map tile z/x/y over a snapshot''s rows: geoacc_raster_png of geoacc_density_tile_raster (give vmax for one colour scale across tiles); an empty tile is a transparent PNG';
+
+-- Segment joins against a snapshot of trajectories
+CREATE OR REPLACE FUNCTION gpu_segment_join_snapshot(a_sql text, snapshot text, distance float8, method text DEFAULT 'auto',
+	use_z boolean DEFAULT false)
+	RETURNS TABLE(a_id bigint, a_seg int, b_id bigint, b_seg int, t_start float8, t_end float8,
+		cpa_time float8, cpa_distance float8)
+	AS 'MODULE_PATHNAME', 'gpu_segment_join_snapshot' LANGUAGE C VOLATILE PARALLEL RESTRICTED COST 10000 ROWS 10000;
+COMMENT ON FUNCTION gpu_segment_join_snapshot(text, text, float8, text, boolean) IS
+	'gpu_segment_join of a_sql''s trajectories with those of a snapshot of (id, traj) rows, read from the GPU service''s memory: the rows gpu_segment_join gives with the snapshot''s rows as b_sql';
+
+CREATE OR REPLACE FUNCTION gpu_segment_contacts_snapshot(a_sql text, snapshot text, distance float8,
+	method text DEFAULT 'auto', use_z boolean DEFAULT false)
+	RETURNS TABLE(a_id bigint, b_id bigint, first_contact float8, last_contact float8,
+		time_within float8, min_distance float8, segment_pairs bigint)
+	LANGUAGE sql VOLATILE PARALLEL RESTRICTED COST 10000 ROWS 1000
+	BEGIN ATOMIC
+		SELECT j.a_id, j.b_id, min(j.t_start), max(j.t_end), sum(j.t_end - j.t_start), min(j.cpa_distance), count(*)
+		FROM gpu_segment_join_snapshot(a_sql, snapshot, distance, method, use_z) j
+		GROUP BY j.a_id, j.b_id
+		ORDER BY j.a_id, j.b_id;
+	END;
+COMMENT ON FUNCTION gpu_segment_contacts_snapshot(text, text, float8, text, boolean) IS
+	'gpu_segment_contacts of a_sql''s trajectories with those of a snapshot of (id, traj) rows: gpu_segment_join_snapshot summed up per pair of trajectories';
