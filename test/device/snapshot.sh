@@ -11,7 +11,10 @@
 #      the same bytes; the median and 90th percentile milliseconds of each from one session, under
 #      geoacc.device = auto, gpu and cpu;
 #   3. pgbench, 16 clients for 15 s each, a random tile of those each transaction: tiles a second from the
-#      snapshot and from the table.
+#      snapshot and from the table;
+#   4. the segment join of new tracks (about 10^4 segments) against a snapshot of trajectories of JOIN_POINTS
+#      points (default 10^7) at 100 m, written with CREATE TABLE AS, against gpu_segment_join with the same rows
+#      as b_sql, on the GPU and on the CPU: the same rows.
 #
 # Prints markdown; the last line says whether every check held.
 set -uo pipefail
@@ -134,6 +137,35 @@ for from in snapshot table; do
 	echo "| $from | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench $from: $(tail -2 "$OUT/snapshot_pgbench_$from.log")"
 done
+echo
+echo "### 4. segment join: new tracks of about 10^4 segments against a snapshot of JOIN_POINTS (default 10^7) points, 100 m"
+echo
+join_points=${JOIN_POINTS:-10000000}
+test/data/scale_tracks.sh traffic "$join_points" 2 > /dev/null || exit 1
+test/data/scale_tracks.sh new_tracks 12000 3 > /dev/null || exit 1
+psql -X -q -c "SELECT geoacc_snapshot_create('traffic', 'SELECT id, traj FROM traffic')" > /dev/null \
+	|| problem "the trajectories snapshot was not made"
+echo "new tracks: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj) - 1) || ' segments' FROM new_tracks"); traffic: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj) - 1) || ' segments' FROM traffic")"
+echo
+echo "| device | from | run | ms (CREATE TABLE AS) | rows |"
+echo "| --- | --- | --- | --- | --- |"
+for device in gpu cpu; do
+	for from in snapshot query; do
+		if [ $from = snapshot ]; then
+			q="SELECT * FROM gpu_segment_join_snapshot('SELECT id, traj FROM new_tracks', 'traffic', 100)"
+		else
+			q="SELECT * FROM gpu_segment_join('SELECT id, traj FROM new_tracks', 'SELECT id, traj FROM traffic', 100)"
+		fi
+		for run in 1 2 3; do
+			t=$(ms -c "SET geoacc.device = $device" -c "DROP TABLE IF EXISTS j_${device}_$from" -c "CREATE TABLE j_${device}_$from AS $q")
+			echo "| $device | $from | $run | $t | $(psql -X -At -c "SELECT count(*) FROM j_${device}_$from") |"
+		done
+	done
+done
+differ=$(psql -X -At -c "SELECT count(*) FROM ((TABLE j_gpu_snapshot EXCEPT ALL TABLE j_cpu_query) UNION ALL (TABLE j_cpu_query EXCEPT ALL TABLE j_gpu_snapshot)) d")
+echo
+echo "rows of the GPU snapshot join unlike the CPU query join's: $differ"
+[ "$differ" = 0 ] || problem "the joins differ ($differ rows)"
 psql -X -At -c "SELECT 'service: ' || calls || ' calls, ' || failed_calls || ' failed, memory used ' || pg_size_pretty(memory_used) || ', peak ' || pg_size_pretty(memory_peak) FROM geoacc_service()"
 echo
 [ $problems = 0 ] && echo "snapshot: every check held" || echo "snapshot: $problems checks failed"
