@@ -95,6 +95,31 @@ FROM (VALUES ('spatial'), ('temporal'), ('spatiotemporal'), ('auto')) m(method),
 	gpu_segment_join_snapshot('SELECT id, traj FROM random_tracks WHERE id % 3 = 0', 'random_traffic', 250, method, use_z) j
 GROUP BY method, use_z ORDER BY method, use_z;
 
+-- TWED nearest neighbours of query tracks among a snapshot's: gpu_twed_matrix with its trajectories in id order
+SELECT count(*) AS pairs, (SELECT count(*) FROM (
+	(SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM ais_tracks WHERE id % 50 = 0', 'traffic', 0.001, 100, k => 3)
+	 EXCEPT ALL SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks WHERE id % 50 = 0',
+		'SELECT id, traj FROM ais_tracks WHERE ST_NPoints(traj) >= 2 ORDER BY id', 0.001, 100, k => 3))
+	UNION ALL
+	(SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM ais_tracks WHERE id % 50 = 0',
+		'SELECT id, traj FROM ais_tracks WHERE ST_NPoints(traj) >= 2 ORDER BY id', 0.001, 100, k => 3)
+	 EXCEPT ALL SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM ais_tracks WHERE id % 50 = 0', 'traffic', 0.001, 100, k => 3))) d) AS differ
+FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM ais_tracks WHERE id % 50 = 0', 'traffic', 0.001, 100, k => 3);
+-- fresh random tracks (ids repeat): every pair, with Z, in float32, degree 1 without the root
+SELECT use_z, float32, (SELECT count(*) FROM (
+	(SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM random_tracks WHERE id % 5 = 0 AND ST_NPoints(traj) >= 2',
+		'random_traffic', 0.01, 3, 1, false, float32, NULL, use_z)
+	 EXCEPT ALL SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM random_tracks WHERE id % 5 = 0 AND ST_NPoints(traj) >= 2',
+		'SELECT id, traj FROM random_tracks WHERE id % 2 = 0 AND ST_NPoints(traj) >= 2 ORDER BY id', 0.01, 3, 1, false, float32, NULL, use_z))
+	UNION ALL
+	(SELECT * FROM gpu_twed_matrix('SELECT id, traj FROM random_tracks WHERE id % 5 = 0 AND ST_NPoints(traj) >= 2',
+		'SELECT id, traj FROM random_tracks WHERE id % 2 = 0 AND ST_NPoints(traj) >= 2 ORDER BY id', 0.01, 3, 1, false, float32, NULL, use_z)
+	 EXCEPT ALL SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM random_tracks WHERE id % 5 = 0 AND ST_NPoints(traj) >= 2',
+		'random_traffic', 0.01, 3, 1, false, float32, NULL, use_z))) d) AS differ
+FROM (VALUES (false, false), (true, false), (false, true)) o(use_z, float32) ORDER BY use_z, float32;
+SELECT * FROM gpu_twed_matrix_snapshot('SELECT 1 AS id, ARRAY[1, 2, 3]::float8[] AS values', 'traffic');
+SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM ais_tracks', 'ais');
+
 -- a snapshot shows the rows as of its last refresh; a refresh rolled back leaves the old rows
 CREATE TEMP TABLE moving (id int, geom geometry);
 INSERT INTO moving VALUES (1, 'SRID=3857;POINT(10 10)');

@@ -783,7 +783,7 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("snapshot \"%s\" holds %s, not %s", name, def.kind, kind_names[kind]),
 				 errhint("A snapshot of (id, geom[, weight]) rows holds points, for density tiles; one of (id, traj) "
-						 "rows trajectories, for segment joins.")));
+						 "rows trajectories, for segment joins and TWED.")));
 	data = GeoaccSnapshotPin(MyDatabaseId, def.id, def.generation);
 	if (data == NULL)
 	{

@@ -697,18 +697,95 @@ NearestColumns(const double *row, uint32 n, uint32 self, uint32 k, uint32 *neare
 	return count;
 }
 
+/* Argument `argno`, k: 0 (every pair) when NULL, else at least 1. */
+static uint32
+NearestArg(FunctionCallInfo fcinfo, int argno)
+{
+	int32		k;
+
+	if (PG_ARGISNULL(argno))
+		return 0;
+	k = PG_GETARG_INT32(argno);
+	if (k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1"),
+				 errdetail("k is %d.", k),
+				 errhint("Leave k NULL for every pair.")));
+	return (uint32) k;
+}
+
+/*
+ * The rows (a_id, b_id, distance) of every series of a against every one of
+ * cols (symmetric: cols is a, and the pairs y > x), or with k the k nearest
+ * of each row of a.  The rows of a are taken in blocks whose distances fit
+ * MatrixBlockPairs(), each block one core call, and the rows go into a
+ * tuplestore (which spills to disk): memory stays bounded however many
+ * pairs there are.  A symmetric block computes rows x0 .. x1 - 1 against
+ * columns x0 + 1 .. n - 1.  A distance depends on its pair alone (float32
+ * too), not on the blocks.
+ */
+static void
+MatrixRows(ReturnSetInfo *rsinfo, const TwedSeries *a, const TwedSeries *cols, bool symmetric,
+		   const TwedShape *shape, const GeoaccTwedParams *params, uint32 k)
+{
+	uint64		block_pairs = MatrixBlockPairs();
+	double	   *distances;
+	uint32	   *nearest;
+
+	if (a->count == 0 || cols->count == 0)
+		return;
+	/* a block holds at least one whole row, however wide */
+	distances = MemoryContextAllocHuge(CurrentMemoryContext,
+									   Min(Max(block_pairs, (uint64) cols->count), (uint64) a->count * cols->count)
+									   * sizeof(double));
+	nearest = palloc(Max(Min(k, cols->count), 1) * sizeof(uint32));
+	k = Min(k, cols->count);
+
+	for (uint32 x0 = 0; x0 < a->count;)
+	{
+		uint32		first_col,
+					ncols,
+					rows;
+		GeoaccTwedSet va,
+					vb;
+
+		/* the k nearest of a row are among all the other series, on either side of it */
+		first_col = symmetric && k == 0 ? x0 + 1 : 0;
+		if (first_col >= cols->count)
+			break;
+		ncols = cols->count - first_col;
+		rows = (uint32) Min((uint64) (a->count - x0), Max(block_pairs / ncols, 1));
+		va = SeriesSlice(a, shape, x0, rows);
+		vb = SeriesSlice(cols, shape, first_col, ncols);
+		TwedBlock("gpu_twed_matrix", &va, &vb, params, distances);
+		for (uint32 x = x0; x < x0 + rows; x++)
+		{
+			const double *row = distances + (uint64) (x - x0) * ncols - first_col;
+
+			if (k > 0)
+			{
+				uint32		n = NearestColumns(row, cols->count, symmetric ? x : PG_UINT32_MAX, k, nearest);
+
+				for (uint32 i = 0; i < n; i++)
+					PutPair(rsinfo, a->ids[x], cols->ids[nearest[i]], row[nearest[i]]);
+			}
+			else
+				for (uint32 y = symmetric ? x + 1 : 0; y < cols->count; y++)
+					PutPair(rsinfo, a->ids[x], cols->ids[y], row[y]);
+		}
+		x0 += rows;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /*
  * gpu_twed_matrix(a_sql, b_sql, nu, lambda, degree, root, float32, k, use_z):
  * (a_id, b_id, distance) for every series of a_sql against every series of
- * b_sql, or for every pair of series of a_sql when b_sql is NULL.  The rows
- * of a are taken in blocks whose distances fit MatrixBlockPairs(), each
- * block one core call, and the rows go into a tuplestore (which spills to
- * disk): memory stays bounded however many pairs there are.  A symmetric
- * block computes rows x0 .. x1 - 1 against columns x0 + 1 .. n - 1 and
- * keeps the pairs y > x.  A distance depends on its pair alone (float32
- * too), not on the blocks.  With k, each row of a keeps only its k nearest
- * (b_sql NULL: the k nearest other series of a_sql, on either side of it),
- * so the 1-NN classification TWED is used for never materializes the matrix.
+ * b_sql, or for every pair of series of a_sql when b_sql is NULL.  With k,
+ * each row of a keeps only its k nearest (b_sql NULL: the k nearest other
+ * series of a_sql, on either side of it), so the 1-NN classification TWED
+ * is used for never materializes the matrix.
  */
 PG_FUNCTION_INFO_V1(gpu_twed_matrix);
 Datum
@@ -720,12 +797,7 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	TwedShape	shape = {0};
 	GeoaccTwedParams params;
 	bool		symmetric;
-	const TwedSeries *cols;
-	uint32		first_col;
-	double	   *distances;
-	uint64		block_pairs = MatrixBlockPairs();
-	uint32		k = 0;			/* 0: every pair; else the k nearest of each row of a */
-	uint32	   *nearest;
+	uint32		k;
 
 	/* geoacc 0.1.0 declared it without k and use_z */
 	if (PG_NARGS() != 9)
@@ -735,18 +807,7 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	params = ParamsFromArgs(fcinfo, 2);
 	shape.use_z = PG_GETARG_BOOL(8);
-	if (!PG_ARGISNULL(7))
-	{
-		int32		kk = PG_GETARG_INT32(7);
-
-		if (kk < 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("k must be at least 1"),
-					 errdetail("k is %d.", kk),
-					 errhint("Leave k NULL for every pair.")));
-		k = (uint32) kk;
-	}
+	k = NearestArg(fcinfo, 7);
 	symmetric = PG_ARGISNULL(1);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
@@ -754,50 +815,101 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 	if (!symmetric)
 		SeriesFromQuery(&b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
 	CheckGeographyDegree(&shape, &params);
-	cols = symmetric ? &a : &b;
-	if (a.count == 0 || cols->count == 0)
-		return (Datum) 0;
-	/* a block holds at least one whole row, however wide */
-	distances = MemoryContextAllocHuge(CurrentMemoryContext,
-									   Min(Max(block_pairs, (uint64) cols->count), (uint64) a.count * cols->count)
-									   * sizeof(double));
-	nearest = palloc(Max(Min(k, cols->count), 1) * sizeof(uint32));
-	k = Min(k, cols->count);
+	MatrixRows(rsinfo, &a, symmetric ? &a : &b, symmetric, &shape, &params, k);
+	return (Datum) 0;
+}
 
-	for (uint32 x0 = 0; x0 < a.count;)
+/*
+ * The series of a snapshot's trajectories, in its order (by id, then as its
+ * query returned them), as SeriesAddTrajectory makes them of geometries:
+ * X, Y (and Z with use_z) the values, M the times.
+ */
+static void
+SeriesFromSnapshot(TwedSeries *s, TwedShape *shape, const char *name)
+{
+	int32		srid;
+	bool		has_z;
+	const JoinTracks *t;
+	char	   *label = psprintf("snapshot \"%s\"", name);
+	int			dims;
+
+	PG_TRY();
 	{
-		uint32		ncols,
-					rows;
-		GeoaccTwedSet va,
-					vb;
-
-		/* the k nearest of a row are among all the other series, on either side of it */
-		first_col = symmetric && k == 0 ? x0 + 1 : 0;
-		if (first_col >= cols->count)
-			break;
-		ncols = cols->count - first_col;
-		rows = (uint32) Min((uint64) (a.count - x0), Max(block_pairs / ncols, 1));
-		va = SeriesSlice(&a, &shape, x0, rows);
-		vb = SeriesSlice(cols, &shape, first_col, ncols);
-		TwedBlock("gpu_twed_matrix", &va, &vb, &params, distances);
-		for (uint32 x = x0; x < x0 + rows; x++)
+		t = GeoaccSnapshotTracks(name, &srid, &has_z);
+		if (shape->has_srid && shape->geodetic)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("trajectories must all be geometries or all geographies"),
+					 errdetail("%s is a geography, %s holds geometries.", shape->srid_first, label),
+					 errhint("Cast a_sql's trajectories to a geometry in the snapshot's SRID, %d.", srid)));
+		if (shape->has_srid && shape->srid != srid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("trajectories must all have the same SRID"),
+					 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, srid),
+					 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+		if (shape->use_z && !has_z)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has trajectories without Z values", label),
+					 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to "
+							 "measure without Z, as if ST_Force3DM() had dropped it.")));
+		dims = 2 + shape->use_z;
+		CheckDims(shape, dims, label);
+		for (uint32 r = 0; r < t->count; r++)
 		{
-			const double *row = distances + (uint64) (x - x0) * ncols - first_col;
+			uint32		from = t->offsets[r],
+						n = t->offsets[r + 1] - from;
 
-			if (k > 0)
+			SeriesReserve(s, n, dims);
+			for (uint32 i = 0; i < n; i++)
 			{
-				uint32		n = NearestColumns(row, cols->count, symmetric ? x : PG_UINT32_MAX, k, nearest);
+				double	   *v = s->values + (s->npoints + i) * dims;
 
-				for (uint32 i = 0; i < n; i++)
-					PutPair(rsinfo, a.ids[x], cols->ids[nearest[i]], row[nearest[i]]);
+				v[0] = t->x[from + i];
+				v[1] = t->y[from + i];
+				if (shape->use_z)
+					v[2] = t->z[from + i];
+				s->times[s->npoints + i] = t->m[from + i];
 			}
-			else
-				for (uint32 y = symmetric ? x + 1 : 0; y < cols->count; y++)
-					PutPair(rsinfo, a.ids[x], cols->ids[y], row[y]);
+			SeriesClose(s, t->ids[r], n);
 		}
-		x0 += rows;
-		CHECK_FOR_INTERRUPTS();
 	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * gpu_twed_matrix_snapshot(a_sql, snapshot, nu, lambda, degree, root,
+ * float32, k, use_z): gpu_twed_matrix of a_sql's series against the
+ * trajectories of a snapshot, read from the GPU service's memory
+ */
+PG_FUNCTION_INFO_V1(gpu_twed_matrix_snapshot);
+Datum
+gpu_twed_matrix_snapshot(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TwedSeries	a,
+				b;
+	TwedShape	shape = {0};
+	GeoaccTwedParams params;
+	uint32		k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || AnyArgIsNull(fcinfo, 2, 6) || PG_ARGISNULL(8))
+		return (Datum) 0;
+	params = ParamsFromArgs(fcinfo, 2);
+	shape.use_z = PG_GETARG_BOOL(8);
+	k = NearestArg(fcinfo, 7);
+	SeriesInit(&a, CurrentMemoryContext);
+	SeriesInit(&b, CurrentMemoryContext);
+	SeriesFromQuery(&a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
+	SeriesFromSnapshot(&b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	CheckGeographyDegree(&shape, &params);
+	MatrixRows(rsinfo, &a, &b, false, &shape, &params, k);
 	return (Datum) 0;
 }
 

@@ -131,3 +131,12 @@ CREATE OR REPLACE FUNCTION gpu_segment_contacts_snapshot(a_sql text, snapshot te
 	END;
 COMMENT ON FUNCTION gpu_segment_contacts_snapshot(text, text, float8, text, boolean) IS
 	'gpu_segment_contacts of a_sql''s trajectories with those of a snapshot of (id, traj) rows: gpu_segment_join_snapshot summed up per pair of trajectories';
+
+-- TWED of series against a snapshot of trajectories
+CREATE OR REPLACE FUNCTION gpu_twed_matrix_snapshot(a_sql text, snapshot text, nu float8 DEFAULT 0.001,
+	lambda float8 DEFAULT 1.0, degree int DEFAULT 2, root boolean DEFAULT true, float32 boolean DEFAULT false,
+	k int DEFAULT NULL, use_z boolean DEFAULT false)
+	RETURNS TABLE(a_id bigint, b_id bigint, distance float8)
+	AS 'MODULE_PATHNAME', 'gpu_twed_matrix_snapshot' LANGUAGE C VOLATILE PARALLEL RESTRICTED COST 10000 ROWS 10000;
+COMMENT ON FUNCTION gpu_twed_matrix_snapshot(text, text, float8, float8, int, boolean, boolean, int, boolean) IS
+	'gpu_twed_matrix of a_sql''s series against the trajectories of a snapshot of (id, traj) rows, read from the GPU service''s memory: the rows gpu_twed_matrix gives with b_sql the snapshot''s trajectories of two points or more in id order';
