@@ -120,6 +120,25 @@ FROM (VALUES (false, false), (true, false), (false, true)) o(use_z, float32) ORD
 SELECT * FROM gpu_twed_matrix_snapshot('SELECT 1 AS id, ARRAY[1, 2, 3]::float8[] AS values', 'traffic');
 SELECT * FROM gpu_twed_matrix_snapshot('SELECT id, traj FROM ais_tracks', 'ais');
 
+-- a snapshot of meshes: clips by a tile grid equal gpu_mesh_clip of each row's mesh; fresh random terrain
+-- pieces (heights random, a piece a row, one of them empty, one NULL)
+CREATE TEMP TABLE pieces AS
+SELECT p AS id, CASE WHEN p = 4 THEN NULL WHEN p = 3 THEN 'SRID=32618;TIN Z EMPTY'::geometry ELSE (
+	SELECT ST_GeomFromText('TIN Z (' || string_agg(format('((%s %s %s,%s %s %s,%s %s %s,%s %s %s))',
+		x, y, z0, x + 10, y, z1, x, y + 10, z2, x, y, z0), ',') || ')', 32618)
+	FROM (SELECT x, y, random() AS z0, random() AS z1, random() AS z2
+	      FROM generate_series(0, 190, 10) x, generate_series(p * 200, p * 200 + 190, 10) y) t) END AS mesh
+FROM generate_series(0, 4) p;
+SELECT geoacc_snapshot_create('terrain_pieces', 'SELECT id, mesh FROM pieces') AS rows;
+CREATE TEMP TABLE grid AS SELECT array_agg(box ORDER BY ix, iy, iz) AS boxes
+FROM geoacc_tile_grid('BOX3D(0 0 0, 200 1000 1)'::box3d, 3, 7, 1);
+SELECT count(*) AS clips, count(*) FILTER (WHERE NOT ST_IsEmpty(s.mesh)) AS with_triangles,
+	bool_and(ST_AsEWKB(s.mesh) = ST_AsEWKB(q.mesh)) AS same
+FROM grid, gpu_mesh_clip_snapshot('terrain_pieces', boxes) s
+FULL JOIN (SELECT p.id, c.box_index, c.mesh FROM grid, pieces p, gpu_mesh_clip(p.mesh, grid.boxes) c) q USING (id, box_index);
+SELECT * FROM gpu_mesh_clip_snapshot('traffic', ARRAY['BOX3D(0 0 0, 1 1 1)'::box3d]);
+SELECT * FROM gpu_mesh_clip_snapshot('terrain_pieces', ARRAY[ST_SetSRID('BOX3D(0 0 0, 1 1 1)'::box3d, 4326)]);
+
 -- a snapshot shows the rows as of its last refresh; a refresh rolled back leaves the old rows
 CREATE TEMP TABLE moving (id int, geom geometry);
 INSERT INTO moving VALUES (1, 'SRID=3857;POINT(10 10)');

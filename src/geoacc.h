@@ -286,6 +286,21 @@ void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 
  */
 const struct JoinTracks *GeoaccSnapshotTracks(const char *name, int32 *srid, bool *has_z);
 
+/* A row of a snapshot of meshes: its id, SRID and welded mesh. */
+typedef struct GeoaccSnapshotMesh
+{
+	int64		id;
+	int32		srid;
+	GeoaccMesh	mesh;
+} GeoaccSnapshotMesh;
+
+/*
+ * The rows of snapshot `name`, a snapshot of meshes, in the order its query
+ * returned them, pinned (GeoaccSnapshotUnpin when done); ERROR unless the
+ * current user may read it and it holds meshes.
+ */
+const GeoaccSnapshotMesh *GeoaccSnapshotMeshes(const char *name, uint32 *count);
+
 /*
  * Work memory: the inputs and outputs of a work, owned by
  * CurrentMemoryContext as palloc'd memory is.  With the service they are in

@@ -21,6 +21,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -318,6 +319,63 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	}
 	GeoaccStagesLap(&prof.stages, "output");
 	ProfileReport(&prof, "gpu_mesh_clip");
+	PG_RETURN_NULL();
+}
+
+/*
+ * gpu_mesh_clip_snapshot(snapshot, boxes box3d[]): (id, box_index, mesh) for
+ * every row of a snapshot of meshes and every box: the rows gpu_mesh_clip
+ * gives each row's mesh, read from the GPU service's memory, already welded
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip_snapshot);
+Datum
+gpu_mesh_clip_snapshot(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
+
+	InitMaterializedSRF(fcinfo, 0);
+	PG_TRY();
+	{
+		uint32		count;
+		const GeoaccSnapshotMesh *rows = GeoaccSnapshotMeshes(name, &count);
+
+		for (uint32 r = 0; r < count; r++)
+		{
+			ClipProfile prof;
+			GeoaccBox  *boxes;
+			int			nboxes;
+			int			first;
+			GeoaccMeshResult **results;
+
+			ProfileStart(&prof);
+			boxes = BoxesFromArray(array, rows[r].srid, &nboxes, &first);
+			results = ClipMesh(&rows[r].mesh, boxes, nboxes, &prof);
+			GeoaccStagesLap(&prof.stages, "clip");
+			for (int b = 0; b < nboxes; b++)
+			{
+				Datum		values[3];
+				bool		nulls[3] = {false, false, false};
+
+				values[0] = Int64GetDatum(rows[r].id);
+				values[1] = Int32GetDatum(first + b);
+				values[2] = GeoaccTinToGeometry(results[b]->positions, results[b]->triangles,
+												results[b]->ntriangles, rows[r].srid);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+				pfree(DatumGetPointer(values[2]));
+				geoacc_mesh_result_free(results[b]);
+			}
+			GeoaccStagesLap(&prof.stages, "output");
+			ProfileReport(&prof, "gpu_mesh_clip_snapshot");
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
 	PG_RETURN_NULL();
 }
 

@@ -61,10 +61,11 @@
 typedef enum SnapshotKind
 {
 	KIND_POINTS,
-	KIND_TRAJECTORIES
+	KIND_TRAJECTORIES,
+	KIND_MESHES
 } SnapshotKind;
 
-static const char *const kind_names[] = {"points", "trajectories"};
+static const char *const kind_names[] = {"points", "trajectories", "meshes"};
 
 /* What the data of every snapshot start with. */
 typedef struct SnapshotHead
@@ -89,6 +90,18 @@ typedef struct SnapshotTracks
 	bool		has_z;
 	JoinTracks	tracks;
 } SnapshotTracks;
+
+/*
+ * The data of a meshes snapshot: one block, this header, a GeoaccSnapshotMesh
+ * per row (in the order read) and the rows' welded meshes, as gpu_mesh_clip
+ * welds a TIN.
+ */
+typedef struct SnapshotMeshes
+{
+	SnapshotHead head;
+	uint32		count;
+	GeoaccSnapshotMesh *meshes;
+} SnapshotMeshes;
 
 /*
  * The data of a points snapshot: one block of the service memory, this
@@ -709,17 +722,86 @@ TracksBuild(TracksReader *r)
 	return s;
 }
 
-/* The columns of the two kinds, told apart by name: (id, geom[, weight]) or (id, traj). */
+/* The rows of a meshes snapshot as they are read: each row's welded mesh. */
+typedef struct MeshesReader
+{
+	List	   *meshes;			/* of GeoaccSnapshotMesh, in CurrentMemoryContext of the read */
+	MemoryContext cxt;
+	uint64		vertices;
+	uint64		triangles;
+	const GeoaccInnerQuery *query;
+} MeshesReader;
+
+static void
+MeshesReceive(const GeoaccQueryRow *row, void *arg)
+{
+	MeshesReader *r = arg;
+	MemoryContext old;
+	GeoaccSnapshotMesh *m;
+
+	if (row->nulls[1])
+		return;
+	old = MemoryContextSwitchTo(r->cxt);
+	m = palloc0(sizeof(GeoaccSnapshotMesh));
+	m->id = row->id;
+	m->mesh = GeoaccMeshFromGeometry(PG_DETOAST_DATUM(row->values[1]), &m->srid);
+	r->meshes = lappend(r->meshes, m);
+	r->vertices += m->mesh.nvertices;
+	r->triangles += m->mesh.ntriangles;
+	MemoryContextSwitchTo(old);
+}
+
+/* The snapshot's block: the welded meshes copied in. */
+static SnapshotMeshes *
+MeshesBuild(MeshesReader *r)
+{
+	uint32		count = list_length(r->meshes);
+	Size		bytes = MAXALIGN(sizeof(SnapshotMeshes)) + MAXALIGN(sizeof(GeoaccSnapshotMesh) * count) +
+		sizeof(double) * 3 * r->vertices + sizeof(uint32) * 3 * r->triangles + 64;
+	SnapshotMeshes *s = GeoaccWorkAlloc(bytes);
+	char	   *p = (char *) s + MAXALIGN(sizeof(SnapshotMeshes));
+	double	   *positions;
+	uint32	   *triangles;
+	uint32		i = 0;
+	ListCell   *lc;
+
+	s->head = (SnapshotHead) {KIND_MESHES, bytes, count, r->vertices, 0, GetCurrentTimestamp()};
+	s->count = count;
+	s->meshes = (GeoaccSnapshotMesh *) p;
+	p += MAXALIGN(sizeof(GeoaccSnapshotMesh) * count);
+	positions = (double *) p;
+	triangles = (uint32 *) (positions + 3 * r->vertices);
+	foreach(lc, r->meshes)
+	{
+		const GeoaccSnapshotMesh *m = lfirst(lc);
+		GeoaccSnapshotMesh *to = &s->meshes[i++];
+
+		*to = *m;
+		memcpy(positions, m->mesh.positions, sizeof(double) * 3 * m->mesh.nvertices);
+		memcpy(triangles, m->mesh.triangles, sizeof(uint32) * 3 * m->mesh.ntriangles);
+		to->mesh.positions = positions;
+		to->mesh.triangles = triangles;
+		positions += 3 * m->mesh.nvertices;
+		triangles += 3 * m->mesh.ntriangles;
+		if (i == 1)
+			s->head.srid = m->srid;
+	}
+	return s;
+}
+
+/* The columns of the kinds, told apart by name: (id, geom[, weight]), (id, traj) or (id, mesh). */
 static const GeoaccQueryForm SnapshotQueryForms[] = {
 	{3, {{"id", GeoaccIsIdType}, {"geom", GeoaccIsGeometryType}, {"weight", IsWeightType, true}}},
-	{2, {{"id", GeoaccIsIdType}, {"traj", GeoaccIsGeometryType}}}
+	{2, {{"id", GeoaccIsIdType}, {"traj", GeoaccIsGeometryType}}},
+	{2, {{"id", GeoaccIsIdType}, {"mesh", GeoaccIsGeometryType}}}
 };
 
-/* Both readers: the query's columns decide which one takes its rows. */
+/* The readers: the query's columns decide which one takes its rows. */
 typedef struct SnapshotReader
 {
 	PointsReader points;
 	TracksReader tracks;
+	MeshesReader meshes;
 } SnapshotReader;
 
 static void
@@ -729,8 +811,10 @@ SnapshotReceive(const GeoaccQueryRow *row, void *arg)
 
 	if (row->form == KIND_POINTS)
 		PointsReceive(row, &r->points);
-	else
+	else if (row->form == KIND_TRAJECTORIES)
 		TracksReceive(row, &r->tracks);
+	else
+		MeshesReceive(row, &r->meshes);
 }
 
 /*
@@ -741,15 +825,16 @@ static SnapshotHead *
 SnapshotFromQuery(const char *sql, Oid as_user)
 {
 	SnapshotReader *r = palloc0(sizeof(SnapshotReader));
-	GeoaccInnerQuery query = {"sql", SnapshotQueryForms, lengthof(SnapshotQueryForms), "(id, geom[, weight]) or (id, traj)",
-		"id is an integer; geom a geometry of points or lines, weight a number (for density tiles); or traj a "
-		"LINESTRING M geometry (for segment joins).", false, SnapshotReceive, r};
+	GeoaccInnerQuery query = {"sql", SnapshotQueryForms, lengthof(SnapshotQueryForms),
+		"(id, geom[, weight]), (id, traj) or (id, mesh)",
+		"id is an integer; geom a geometry of points or lines, weight a number (for density tiles); traj a "
+		"LINESTRING M geometry (for segment joins and TWED); mesh a TIN Z (for clips).", false, SnapshotReceive, r};
 	Oid			save_user;
 	int			save_sec;
 	int			form;
 
-	r->points.cxt = r->tracks.cxt = CurrentMemoryContext;
-	r->points.query = r->tracks.query = &query;
+	r->points.cxt = r->tracks.cxt = r->meshes.cxt = CurrentMemoryContext;
+	r->points.query = r->tracks.query = r->meshes.query = &query;
 	GeoaccJoinRowsInit(&r->tracks.rows, AllocSetContextCreate(CurrentMemoryContext, "snapshot geometries",
 															 ALLOCSET_DEFAULT_SIZES));
 	GetUserIdAndSecContext(&save_user, &save_sec);
@@ -759,7 +844,9 @@ SnapshotFromQuery(const char *sql, Oid as_user)
 	SetUserIdAndSecContext(save_user, save_sec);
 	if (form == KIND_POINTS)
 		return &PointsBuild(&r->points)->head;
-	return &TracksBuild(&r->tracks)->head;
+	if (form == KIND_TRAJECTORIES)
+		return &TracksBuild(&r->tracks)->head;
+	return &MeshesBuild(&r->meshes)->head;
 }
 
 /* --------------------------------------------------------------- functions */
@@ -783,7 +870,7 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("snapshot \"%s\" holds %s, not %s", name, def.kind, kind_names[kind]),
 				 errhint("A snapshot of (id, geom[, weight]) rows holds points, for density tiles; one of (id, traj) "
-						 "rows trajectories, for segment joins and TWED.")));
+						 "rows trajectories, for segment joins and TWED; one of (id, mesh) rows meshes, for clips.")));
 	data = GeoaccSnapshotPin(MyDatabaseId, def.id, def.generation);
 	if (data == NULL)
 	{
@@ -797,6 +884,15 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 		data = GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
 	}
 	return data;
+}
+
+const GeoaccSnapshotMesh *
+GeoaccSnapshotMeshes(const char *name, uint32 *count)
+{
+	SnapshotMeshes *s = (SnapshotMeshes *) SnapshotOpen(name, KIND_MESHES);
+
+	*count = s->count;
+	return s->meshes;
 }
 
 const JoinTracks *

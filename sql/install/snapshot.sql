@@ -140,3 +140,10 @@ CREATE OR REPLACE FUNCTION gpu_twed_matrix_snapshot(a_sql text, snapshot text, n
 	AS 'MODULE_PATHNAME', 'gpu_twed_matrix_snapshot' LANGUAGE C VOLATILE PARALLEL RESTRICTED COST 10000 ROWS 10000;
 COMMENT ON FUNCTION gpu_twed_matrix_snapshot(text, text, float8, float8, int, boolean, boolean, int, boolean) IS
 	'gpu_twed_matrix of a_sql''s series against the trajectories of a snapshot of (id, traj) rows, read from the GPU service''s memory: the rows gpu_twed_matrix gives with b_sql the snapshot''s trajectories of two points or more in id order';
+
+-- Clips of a snapshot of meshes
+CREATE OR REPLACE FUNCTION gpu_mesh_clip_snapshot(snapshot text, boxes box3d[])
+	RETURNS TABLE(id bigint, box_index int, mesh geometry)
+	AS 'MODULE_PATHNAME', 'gpu_mesh_clip_snapshot' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED COST 5000 ROWS 100;
+COMMENT ON FUNCTION gpu_mesh_clip_snapshot(text, box3d[]) IS
+	'every row of a snapshot of (id, mesh) rows clipped by every box: (id, box_index, mesh), the rows gpu_mesh_clip(mesh, boxes) gives each row, its mesh read from the GPU service''s memory already welded';
