@@ -18,6 +18,8 @@ BEGIN
 			refreshed timestamptz NOT NULL DEFAULT now(),
 			generation bigint NOT NULL DEFAULT 1);
 		PERFORM pg_catalog.pg_extension_config_dump('geoacc_snapshot', '');
+		-- the ids go on from the dumped ones after a restore
+		PERFORM pg_catalog.pg_extension_config_dump(pg_get_serial_sequence('geoacc_snapshot', 'id'), '');
 		REVOKE ALL ON geoacc_snapshot FROM PUBLIC;
 		GRANT SELECT ON geoacc_snapshot TO PUBLIC;
 	END IF;
