@@ -278,28 +278,13 @@ void	   *GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *d
 void		GeoaccSnapshotUnpin(void);
 void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation);
 
-/*
- * The trajectories of snapshot `name` (snapshot.c), laid out as the segment
- * join lays out an inner query's, pinned (GeoaccSnapshotUnpin when done),
- * with their SRID and whether they have Z; ERROR unless the current user
- * may read it and it holds trajectories.
- */
-const struct JoinTracks *GeoaccSnapshotTracks(const char *name, int32 *srid, bool *has_z);
-
-/* A row of a snapshot of meshes: its id, SRID and welded mesh. */
+/* A row of a snapshot of meshes (snapshot.c): its id, SRID and welded mesh. */
 typedef struct GeoaccSnapshotMesh
 {
 	int64		id;
 	int32		srid;
 	GeoaccMesh	mesh;
 } GeoaccSnapshotMesh;
-
-/*
- * The rows of snapshot `name`, a snapshot of meshes, in the order its query
- * returned them, pinned (GeoaccSnapshotUnpin when done); ERROR unless the
- * current user may read it and it holds meshes.
- */
-const GeoaccSnapshotMesh *GeoaccSnapshotMeshes(const char *name, uint32 *count);
 
 /*
  * Work memory: the inputs and outputs of a work, owned by
@@ -692,6 +677,14 @@ GeoaccJoinMethod GeoaccJoinMethodFromText(const char *name);
  * b_tracks' (a snapshot's, laid out already), or with themselves when both
  * are NULL (a_id < b_id), its rows put into the tuplestore.
  */
+/*
+ * gpu_segment_join_snapshot's join, its arguments those of gpu_segment_join
+ * but b_sql: a_sql's trajectories against `tracks` (a snapshot's, `label`
+ * in errors, of SRID tracks_srid, with Z where has_z).
+ */
+void		GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 tracks_srid,
+							  bool has_z);
+
 struct ReturnSetInfo;
 void		GeoaccJoinTrajectories(struct ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows,
 								   const JoinTracks *b_tracks, JoinSrid *srid, double distance,
@@ -879,6 +872,24 @@ GeoaccMesh	GeoaccMeshFromGeometry(const struct varlena *geom, int32 *srid);
  * with CurrentMemoryContext.
  */
 GeoaccMesh	GeoaccMeshFromPlyWelded(const bytea *ply, uint32 *layout);
+
+/*
+ * gpu_mesh_clip_snapshot's rows: (id, box_index, mesh) of each of `rows`
+ * clipped by the boxes of `boxes` (a box3d[]), into the tuplestore.
+ */
+struct ArrayType;
+void		GeoaccMeshClipRows(struct ReturnSetInfo *rsinfo, struct ArrayType *boxes, const GeoaccSnapshotMesh *rows,
+							   uint32 count);
+
+/* ----------------------------------------------------- TWED (twed.c) */
+
+/*
+ * gpu_twed_matrix_snapshot's matrix, its arguments those of gpu_twed_matrix
+ * but b_sql: a_sql's series against the trajectories `tracks` (a
+ * snapshot's, `label` in errors, of SRID srid, with Z where has_z).
+ */
+void		GeoaccTwedMatrixAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 srid,
+									bool has_z);
 
 /* PostGIS's schema, quoted for SQL text. */
 const char *GeoaccPostgisSchemaName(void);

@@ -21,7 +21,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -322,61 +321,38 @@ gpu_mesh_clip_boxes(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 }
 
-/*
- * gpu_mesh_clip_snapshot(snapshot, boxes box3d[]): (id, box_index, mesh) for
- * every row of a snapshot of meshes and every box: the rows gpu_mesh_clip
- * gives each row's mesh, read from the GPU service's memory, already welded
- */
-PG_FUNCTION_INFO_V1(gpu_mesh_clip_snapshot);
-Datum
-gpu_mesh_clip_snapshot(PG_FUNCTION_ARGS)
+void
+GeoaccMeshClipRows(ReturnSetInfo *rsinfo, ArrayType *array, const GeoaccSnapshotMesh *rows, uint32 count)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-
-	InitMaterializedSRF(fcinfo, 0);
-	PG_TRY();
+	for (uint32 r = 0; r < count; r++)
 	{
-		uint32		count;
-		const GeoaccSnapshotMesh *rows = GeoaccSnapshotMeshes(name, &count);
+		ClipProfile prof;
+		GeoaccBox  *boxes;
+		int			nboxes;
+		int			first;
+		GeoaccMeshResult **results;
 
-		for (uint32 r = 0; r < count; r++)
+		ProfileStart(&prof);
+		boxes = BoxesFromArray(array, rows[r].srid, &nboxes, &first);
+		results = ClipMesh(&rows[r].mesh, boxes, nboxes, &prof);
+		GeoaccStagesLap(&prof.stages, "clip");
+		for (int b = 0; b < nboxes; b++)
 		{
-			ClipProfile prof;
-			GeoaccBox  *boxes;
-			int			nboxes;
-			int			first;
-			GeoaccMeshResult **results;
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
 
-			ProfileStart(&prof);
-			boxes = BoxesFromArray(array, rows[r].srid, &nboxes, &first);
-			results = ClipMesh(&rows[r].mesh, boxes, nboxes, &prof);
-			GeoaccStagesLap(&prof.stages, "clip");
-			for (int b = 0; b < nboxes; b++)
-			{
-				Datum		values[3];
-				bool		nulls[3] = {false, false, false};
-
-				values[0] = Int64GetDatum(rows[r].id);
-				values[1] = Int32GetDatum(first + b);
-				values[2] = GeoaccTinToGeometry(results[b]->positions, results[b]->triangles,
-												results[b]->ntriangles, rows[r].srid);
-				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-				pfree(DatumGetPointer(values[2]));
-				geoacc_mesh_result_free(results[b]);
-			}
-			GeoaccStagesLap(&prof.stages, "output");
-			ProfileReport(&prof, "gpu_mesh_clip_snapshot");
-			CHECK_FOR_INTERRUPTS();
+			values[0] = Int64GetDatum(rows[r].id);
+			values[1] = Int32GetDatum(first + b);
+			values[2] = GeoaccTinToGeometry(results[b]->positions, results[b]->triangles, results[b]->ntriangles,
+											rows[r].srid);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			pfree(DatumGetPointer(values[2]));
+			geoacc_mesh_result_free(results[b]);
 		}
+		GeoaccStagesLap(&prof.stages, "output");
+		ProfileReport(&prof, "gpu_mesh_clip_snapshot");
+		CHECK_FOR_INTERRUPTS();
 	}
-	PG_FINALLY();
-	{
-		GeoaccSnapshotUnpin();
-	}
-	PG_END_TRY();
-	PG_RETURN_NULL();
 }
 
 /* What geoacc_tile_grid() keeps between the rows it returns. */

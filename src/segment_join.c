@@ -769,15 +769,9 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/*
- * gpu_segment_join_snapshot(a_sql, snapshot, distance, method, use_z): the
- * join of a_sql's trajectories with a snapshot's, read from the GPU
- * service's memory: the rows gpu_segment_join(a_sql, the snapshot's query,
- * ...) gives on the rows the snapshot holds
- */
-PG_FUNCTION_INFO_V1(gpu_segment_join_snapshot);
-Datum
-gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
+void
+GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 tracks_srid,
+				  bool has_z)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	JoinRows	a_rows;
@@ -785,14 +779,9 @@ gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
 	double		distance;
 	GeoaccJoinMethod method;
 	GeoaccStages stages;
-	char	   *name;
+	JoinTracks	b = *tracks;
 
 	GeoaccStagesStart(&stages);
-	InitMaterializedSRF(fcinfo, 0);
-	for (int a = 0; a < 5; a++)
-		if (PG_ARGISNULL(a))
-			return (Datum) 0;
-	name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	srid.use_z = PG_GETARG_BOOL(4);
 	distance = DistanceFromArg(PG_GETARG_FLOAT8(2));
 	method = GeoaccJoinMethodFromText(text_to_cstring(PG_GETARG_TEXT_PP(3)));
@@ -800,40 +789,26 @@ gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
 													  ALLOCSET_DEFAULT_SIZES));
 	GeoaccJoinRowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	GeoaccStagesLap(&stages, "read");
-	PG_TRY();
-	{
-		int32		snapshot_srid;
-		bool		has_z;
-		JoinTracks	b = *GeoaccSnapshotTracks(name, &snapshot_srid, &has_z);
-
-		/* what reading the snapshot's rows after a_sql's would have checked */
-		if (srid.set && srid.geodetic)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("trajectories must all be geometries or all geographies"),
-					 errdetail("%s is a geography, snapshot \"%s\" holds geometries.", srid.first, name),
-					 errhint("Cast a_sql's trajectories to a geometry in the snapshot's SRID, %d.", snapshot_srid)));
-		if (srid.set && srid.srid != snapshot_srid)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("trajectories must all have the same SRID"),
-					 errdetail("%s has SRID %d, snapshot \"%s\" SRID %d.", srid.first, srid.srid, name, snapshot_srid),
-					 errhint("Use ST_Transform() to bring them to one projected SRID.")));
-		if (srid.use_z && !has_z)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snapshot \"%s\" has trajectories without Z values", name),
-					 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
-							 "without Z, as if ST_Force3DM() had dropped it.")));
-		if (!srid.use_z)
-			b.z = NULL;
-		GeoaccStagesLap(&stages, "snapshot");
-		GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, &srid, distance, method, &stages);
-	}
-	PG_FINALLY();
-	{
-		GeoaccSnapshotUnpin();
-	}
-	PG_END_TRY();
-	return (Datum) 0;
+	/* what reading the given trajectories after a_sql's would have checked */
+	if (srid.set && srid.geodetic)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("trajectories must all be geometries or all geographies"),
+				 errdetail("%s is a geography, %s holds geometries.", srid.first, label),
+				 errhint("Cast a_sql's trajectories to a geometry in SRID %d.", tracks_srid)));
+	if (srid.set && srid.srid != tracks_srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have the same SRID"),
+				 errdetail("%s has SRID %d, %s SRID %d.", srid.first, srid.srid, label, tracks_srid),
+				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+	if (srid.use_z && !has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has trajectories without Z values", label),
+				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
+						 "without Z, as if ST_Force3DM() had dropped it.")));
+	if (!srid.use_z)
+		b.z = NULL;
+	GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, &srid, distance, method, &stages);
 }

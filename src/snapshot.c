@@ -37,6 +37,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -886,25 +887,6 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 	return data;
 }
 
-const GeoaccSnapshotMesh *
-GeoaccSnapshotMeshes(const char *name, uint32 *count)
-{
-	SnapshotMeshes *s = (SnapshotMeshes *) SnapshotOpen(name, KIND_MESHES);
-
-	*count = s->count;
-	return s->meshes;
-}
-
-const JoinTracks *
-GeoaccSnapshotTracks(const char *name, int32 *srid, bool *has_z)
-{
-	SnapshotTracks *s = (SnapshotTracks *) SnapshotOpen(name, KIND_TRAJECTORIES);
-
-	*srid = s->head.srid;
-	*has_z = s->has_z;
-	return &s->tracks;
-}
-
 /*
  * geoacc_snapshot_create(name, sql): a snapshot of the query's rows, owned
  * by the current user; returns the rows kept
@@ -1203,4 +1185,95 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
 	raster = GeoaccRasterWkb(&h.args.grid, h.srid, pixels);
 	GeoaccWorkFree(pixels);
 	PG_RETURN_BYTEA_P(raster);
+}
+
+/* ------------------------------------------- joins, TWED and clips of a snapshot */
+
+/*
+ * gpu_segment_join_snapshot(a_sql, snapshot, distance, method, use_z): the
+ * join of a_sql's trajectories with a snapshot's, read from the GPU
+ * service's memory: the rows gpu_segment_join(a_sql, the snapshot's query,
+ * ...) gives on the rows the snapshot holds
+ */
+PG_FUNCTION_INFO_V1(gpu_segment_join_snapshot);
+Datum
+gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int a = 0; a < 5; a++)
+		if (PG_ARGISNULL(a))
+			return (Datum) 0;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	PG_TRY();
+	{
+		SnapshotTracks *s = (SnapshotTracks *) SnapshotOpen(name, KIND_TRAJECTORIES);
+
+		GeoaccJoinAgainst(fcinfo, psprintf("snapshot \"%s\"", name), &s->tracks, s->head.srid, s->has_z);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+	return (Datum) 0;
+}
+
+/*
+ * gpu_twed_matrix_snapshot(a_sql, snapshot, nu, lambda, degree, root,
+ * float32, k, use_z): gpu_twed_matrix of a_sql's series against the
+ * trajectories of a snapshot, read from the GPU service's memory
+ */
+PG_FUNCTION_INFO_V1(gpu_twed_matrix_snapshot);
+Datum
+gpu_twed_matrix_snapshot(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+
+	InitMaterializedSRF(fcinfo, 0);
+	/* k (argument 7) NULL: every pair */
+	for (int a = 0; a < 9; a++)
+		if (PG_ARGISNULL(a) && a != 7)
+			return (Datum) 0;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	PG_TRY();
+	{
+		SnapshotTracks *s = (SnapshotTracks *) SnapshotOpen(name, KIND_TRAJECTORIES);
+
+		GeoaccTwedMatrixAgainst(fcinfo, psprintf("snapshot \"%s\"", name), &s->tracks, s->head.srid, s->has_z);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+	return (Datum) 0;
+}
+
+/*
+ * gpu_mesh_clip_snapshot(snapshot, boxes box3d[]): (id, box_index, mesh) for
+ * every row of a snapshot of meshes and every box: the rows gpu_mesh_clip
+ * gives each row's mesh, read from the GPU service's memory, already welded
+ */
+PG_FUNCTION_INFO_V1(gpu_mesh_clip_snapshot);
+Datum
+gpu_mesh_clip_snapshot(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *boxes = PG_GETARG_ARRAYTYPE_P(1);
+
+	InitMaterializedSRF(fcinfo, 0);
+	PG_TRY();
+	{
+		SnapshotMeshes *s = (SnapshotMeshes *) SnapshotOpen(name, KIND_MESHES);
+
+		GeoaccMeshClipRows((ReturnSetInfo *) fcinfo->resultinfo, boxes, s->meshes, s->count);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+	PG_RETURN_NULL();
 }

@@ -820,76 +820,56 @@ gpu_twed_matrix(PG_FUNCTION_ARGS)
 }
 
 /*
- * The series of a snapshot's trajectories, in its order (by id, then as its
- * query returned them), as SeriesAddTrajectory makes them of geometries:
- * X, Y (and Z with use_z) the values, M the times.
+ * The series of laid-out trajectories (a snapshot's, named `label`), in
+ * their order, as SeriesAddTrajectory makes them of geometries: X, Y (and Z
+ * with use_z) the values, M the times.
  */
 static void
-SeriesFromSnapshot(TwedSeries *s, TwedShape *shape, const char *name)
+SeriesFromTracks(TwedSeries *s, TwedShape *shape, const JoinTracks *t, int32 srid, bool has_z, const char *label)
 {
-	int32		srid;
-	bool		has_z;
-	const JoinTracks *t;
-	char	   *label = psprintf("snapshot \"%s\"", name);
-	int			dims;
+	int			dims = 2 + shape->use_z;
 
-	PG_TRY();
+	if (shape->has_srid && shape->geodetic)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("trajectories must all be geometries or all geographies"),
+				 errdetail("%s is a geography, %s holds geometries.", shape->srid_first, label),
+				 errhint("Cast a_sql's trajectories to a geometry in SRID %d.", srid)));
+	if (shape->has_srid && shape->srid != srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have the same SRID"),
+				 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, srid),
+				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+	if (shape->use_z && !has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has trajectories without Z values", label),
+				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to "
+						 "measure without Z, as if ST_Force3DM() had dropped it.")));
+	CheckDims(shape, dims, label);
+	for (uint32 r = 0; r < t->count; r++)
 	{
-		t = GeoaccSnapshotTracks(name, &srid, &has_z);
-		if (shape->has_srid && shape->geodetic)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("trajectories must all be geometries or all geographies"),
-					 errdetail("%s is a geography, %s holds geometries.", shape->srid_first, label),
-					 errhint("Cast a_sql's trajectories to a geometry in the snapshot's SRID, %d.", srid)));
-		if (shape->has_srid && shape->srid != srid)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("trajectories must all have the same SRID"),
-					 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, srid),
-					 errhint("Use ST_Transform() to bring them to one projected SRID.")));
-		if (shape->use_z && !has_z)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s has trajectories without Z values", label),
-					 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to "
-							 "measure without Z, as if ST_Force3DM() had dropped it.")));
-		dims = 2 + shape->use_z;
-		CheckDims(shape, dims, label);
-		for (uint32 r = 0; r < t->count; r++)
+		uint32		from = t->offsets[r],
+					n = t->offsets[r + 1] - from;
+
+		SeriesReserve(s, n, dims);
+		for (uint32 i = 0; i < n; i++)
 		{
-			uint32		from = t->offsets[r],
-						n = t->offsets[r + 1] - from;
+			double	   *v = s->values + (s->npoints + i) * dims;
 
-			SeriesReserve(s, n, dims);
-			for (uint32 i = 0; i < n; i++)
-			{
-				double	   *v = s->values + (s->npoints + i) * dims;
-
-				v[0] = t->x[from + i];
-				v[1] = t->y[from + i];
-				if (shape->use_z)
-					v[2] = t->z[from + i];
-				s->times[s->npoints + i] = t->m[from + i];
-			}
-			SeriesClose(s, t->ids[r], n);
+			v[0] = t->x[from + i];
+			v[1] = t->y[from + i];
+			if (shape->use_z)
+				v[2] = t->z[from + i];
+			s->times[s->npoints + i] = t->m[from + i];
 		}
+		SeriesClose(s, t->ids[r], n);
 	}
-	PG_FINALLY();
-	{
-		GeoaccSnapshotUnpin();
-	}
-	PG_END_TRY();
 }
 
-/*
- * gpu_twed_matrix_snapshot(a_sql, snapshot, nu, lambda, degree, root,
- * float32, k, use_z): gpu_twed_matrix of a_sql's series against the
- * trajectories of a snapshot, read from the GPU service's memory
- */
-PG_FUNCTION_INFO_V1(gpu_twed_matrix_snapshot);
-Datum
-gpu_twed_matrix_snapshot(PG_FUNCTION_ARGS)
+void
+GeoaccTwedMatrixAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 srid, bool has_z)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	TwedSeries	a,
@@ -898,19 +878,15 @@ gpu_twed_matrix_snapshot(PG_FUNCTION_ARGS)
 	GeoaccTwedParams params;
 	uint32		k;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || AnyArgIsNull(fcinfo, 2, 6) || PG_ARGISNULL(8))
-		return (Datum) 0;
 	params = ParamsFromArgs(fcinfo, 2);
 	shape.use_z = PG_GETARG_BOOL(8);
 	k = NearestArg(fcinfo, 7);
 	SeriesInit(&a, CurrentMemoryContext);
 	SeriesInit(&b, CurrentMemoryContext);
 	SeriesFromQuery(&a, &shape, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
-	SeriesFromSnapshot(&b, &shape, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	SeriesFromTracks(&b, &shape, tracks, srid, has_z, label);
 	CheckGeographyDegree(&shape, &params);
 	MatrixRows(rsinfo, &a, &b, false, &shape, &params, k);
-	return (Datum) 0;
 }
 
 /* ------------------------------------------------ pairs in a window */
