@@ -9,9 +9,10 @@
 #      installcheck-service (the suites again with every call sent to the
 #      GPU service in its cpu mode: geoacc preloaded, geoacc.service = cpu,
 #      geoacc.device = gpu), on that server the reference's examples that
-#      need the service and a web map of a snapshot in headless Chromium
+#      need the service, a web map of a snapshot in headless Chromium
 #      (test/tiles/tile_map.sh; skipped, with a line saying so, without
-#      chromium or npm), and make check-service (the service's TAP test on
+#      chromium or npm) and the fuzz harness's snapshot family, and make
+#      check-service (the service's TAP test on
 #      a server of its own: hand-off, cancel, the death of a caller and of the
 #      service, 16 sessions at once, parallel workers); then
 #      docs/reference.md against the installed extension
@@ -77,6 +78,10 @@ run_suites() {		# run_suites LABEL [make variables...]
 	echo "test: reference examples that need the service, and a web map of a snapshot ($label)"
 	python3 scripts/check_reference.py | tail -1; [ "${PIPESTATUS[0]}" = 0 ] || fail "reference check with the service ($label)"
 	test/tiles/tile_map.sh || fail "web map of a snapshot ($label)"
+	dropdb --if-exists geoacc_fuzz_service && createdb geoacc_fuzz_service \
+		&& PGDATABASE=geoacc_fuzz_service python3 test/fuzz/fuzz.py --functions snapshot --cases "${GEOACC_FUZZ_CASES:-300}" \
+		|| fail "fuzz harness, snapshots ($label)"
+	dropdb --if-exists geoacc_fuzz_service
 	start_cluster
 	echo "test: make check-service ($label: the service's TAP test, a server of its own)"
 	if [ "$(id -u)" = 0 ]; then

@@ -14,6 +14,9 @@ its seed and case number replays with --seed S --only N.
 
     test/fuzz/fuzz.py [--seed S] [--cases N] [--functions a,b] [--only N]
 
+The family `snapshot` (snapshots of random tracks against the functions over
+the same rows) needs a server with the GPU service and runs only when named.
+
 Connects with psql and the usual PG* environment variables.  Ends with
 "fuzz: N passed, N failed"; exits non-zero on any failure.
 
@@ -1253,6 +1256,19 @@ def case_hostile(rng):
             "SET statement_timeout = '1s'")
 
 
+def case_snapshot(rng):
+    """Snapshots (a server with the GPU service): density rasters and segment joins from a snapshot of random
+    tracks against the functions over the rows (fuzz_snapshot_agrees)."""
+    scale = magnitude(rng)
+    rows = [trajectory(rng, rng.randint(2, 25), scale=scale) for _ in range(rng.randint(1, 8))]
+    values = ", ".join("(%d, %s)" % (i, g) for i, g in enumerate(rows))
+    kernel = rng.choice(["uniform", "triangular", "epanechnikov", "quartic", "triweight", "tricube", "gaussian",
+                         "cosine"])
+    return "fuzz_snapshot_agrees(%s, %d, %d, '%s', %d, '%s', %s, %s)" % (
+        quote(values), rng.randint(1, 40), rng.randint(1, 40), kernel, rng.choice([1, 3, 5, 7]),
+        rng.choice(["count", "time"]), rng.choice(["true", "false"]), num(scale * rng.choice([0.01, 0.5, 3])))
+
+
 FUNCTIONS = {
     "simplify": case_simplify,
     "simplify_geography": case_simplify_geography,
@@ -1275,6 +1291,11 @@ FUNCTIONS = {
     "segment_join_scaled": case_segment_join_scaled,
     "events": case_events,
     "hostile": case_hostile,
+}
+
+# families that need a server with the GPU service, run only when named (--functions snapshot)
+SERVICE_FUNCTIONS = {
+    "snapshot": case_snapshot,
 }
 
 # --------------------------------------------------------------- driver
@@ -1336,7 +1357,7 @@ def main():
     passed = failed = 0
     began = time.time()
     for name in args.functions.split(","):
-        gen = FUNCTIONS[name]
+        gen = FUNCTIONS.get(name) or SERVICE_FUNCTIONS[name]
         rng = random.Random("%d/%s" % (seed, name))
         ran = fails = 0
         family_began = time.time()

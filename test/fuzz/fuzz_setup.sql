@@ -860,3 +860,66 @@ BEGIN
 	RETURN false;
 END
 $$;
+
+-- Snapshots (a server with the GPU service: --functions snapshot): the rows `vals` ((i, g) values) as a snapshot
+-- of points and one of trajectories; the density raster of an extent around them from the snapshot against the
+-- aggregate over the rows (mode, weights), the segment join of the rows against the snapshot against
+-- gpu_segment_join with the rows as b_sql: the same result, or the same SQLSTATE when one raises an error.
+CREATE OR REPLACE FUNCTION fuzz_outcome(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+	state text;
+BEGIN
+	EXECUTE sql INTO result;
+	RETURN 'ok ' || coalesce(md5(result), 'NULL');
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+	RETURN 'ERROR ' || state;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION fuzz_snapshot_agrees(vals text, w int, h int, kernel text, ks int, mode text,
+	weighted boolean, distance float8) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	extent text;
+	density_snapshot text;
+	density_rows text;
+	join_snapshot text;
+	join_rows text;
+	weight text := CASE WHEN weighted THEN ', weight' ELSE '' END;
+BEGIN
+	DROP TABLE IF EXISTS fuzz_snapshot_rows;
+	EXECUTE 'CREATE TEMP TABLE fuzz_snapshot_rows AS SELECT i AS id, g AS geom, g AS traj, (i % 3) + 0.25 AS weight '
+		'FROM (VALUES ' || vals || ') v(i, g)';
+	SELECT format('ST_SetSRID(%L::box2d::geometry, ST_SRID(%L::geometry))',
+		ST_Expand(ST_Extent(geom), greatest(1, abs(ST_XMin(ST_Extent(geom))), abs(ST_XMax(ST_Extent(geom))),
+			abs(ST_YMin(ST_Extent(geom))), abs(ST_YMax(ST_Extent(geom)))) * 1e-3)::box2d::text, min(geom::text))
+		INTO extent FROM fuzz_snapshot_rows;
+	PERFORM geoacc_snapshot_drop(name, true) FROM geoacc_snapshot WHERE name IN ('fuzz_points', 'fuzz_traj');
+	PERFORM geoacc_snapshot_create('fuzz_points', 'SELECT id, geom' || weight || ' FROM fuzz_snapshot_rows');
+	density_snapshot := fuzz_outcome(format('SELECT geoacc_snapshot_density(%L, %s, %s, %s, %L, %s, true, %L)::text',
+		'fuzz_points', extent, w, h, kernel, ks, mode));
+	density_rows := fuzz_outcome(format('SELECT gpu_density_raster(geom, %s, %s, %s, %L, %s, true, %L%s)::text FROM fuzz_snapshot_rows',
+		extent, w, h, kernel, ks, mode, weight));
+	join_snapshot := fuzz_outcome('SELECT geoacc_snapshot_create(''fuzz_traj'', ''SELECT id, traj FROM fuzz_snapshot_rows'')::text');
+	IF join_snapshot LIKE 'ok %' THEN
+		join_snapshot := fuzz_outcome(format('SELECT string_agg(j::text, '','' ORDER BY j::text) FROM '
+			'gpu_segment_join_snapshot(''SELECT id, traj FROM fuzz_snapshot_rows WHERE id %% 2 = 0'', ''fuzz_traj'', %s) j',
+			distance));
+	END IF;
+	join_rows := fuzz_outcome(format('SELECT string_agg(j::text, '','' ORDER BY j::text) FROM '
+		'gpu_segment_join(''SELECT id, traj FROM fuzz_snapshot_rows WHERE id %% 2 = 0'', '
+		'''SELECT id, traj FROM fuzz_snapshot_rows'', %s) j', distance));
+	PERFORM geoacc_snapshot_drop(name, true) FROM geoacc_snapshot WHERE name IN ('fuzz_points', 'fuzz_traj');
+	DROP TABLE fuzz_snapshot_rows;
+	-- a density raster of zeros where the aggregate warns; an error of the snapshot's creation stands for the join's
+	IF density_snapshot = density_rows AND (join_snapshot = join_rows
+		OR (join_snapshot LIKE 'ERROR %' AND join_rows LIKE 'ERROR %')) THEN
+		RETURN true;
+	END IF;
+	PERFORM set_config('fuzz.detail', format('density: snapshot %s, rows %s; join: snapshot %s, rows %s',
+		density_snapshot, density_rows, join_snapshot, join_rows), false);
+	RETURN false;
+END
+$$;
