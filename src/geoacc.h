@@ -437,6 +437,16 @@ void		GeoaccPartsBegin(GeoaccParts *parts, const struct varlena *geom, const cha
 bool		GeoaccPartsNext(GeoaccParts *parts, GeoaccLine *line);
 
 /*
+ * ERROR unless trajectories read from a query (`set` when it had any: of
+ * SRID srid, geographies when geodetic, the first named `first`) can be
+ * measured with trajectories laid out already (a snapshot's, named `label`:
+ * geometries of SRID tracks_srid, with Z where has_z), as reading them
+ * after the query would have checked.
+ */
+void		GeoaccCheckLaidOutTracks(bool set, bool geodetic, int32 srid, const char *first, bool use_z,
+									 const char *label, int32 tracks_srid, bool has_z);
+
+/*
  * ERROR unless the line is a trajectory: has M, finite coordinates, M
  * strictly increasing (and for a geography, longitudes and latitudes in
  * range).  `what` names the row in messages; M values are shown with their

@@ -910,3 +910,27 @@ GeoaccAdviseHugePages(void *p, Size bytes)
 	if (end > start)
 		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);	/* only a hint */
 }
+
+void
+GeoaccCheckLaidOutTracks(bool set, bool geodetic, int32 srid, const char *first, bool use_z, const char *label,
+						 int32 tracks_srid, bool has_z)
+{
+	if (set && geodetic)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("trajectories must all be geometries or all geographies"),
+				 errdetail("%s is a geography, %s holds geometries.", first, label),
+				 errhint("Cast a_sql's trajectories to a geometry in SRID %d.", tracks_srid)));
+	if (set && srid != tracks_srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("trajectories must all have the same SRID"),
+				 errdetail("%s has SRID %d, %s has SRID %d.", first, srid, label, tracks_srid),
+				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
+	if (use_z && !has_z)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has trajectories without Z values", label),
+				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
+						 "without Z, as if ST_Force3DM() had dropped it.")));
+}

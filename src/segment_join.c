@@ -789,25 +789,7 @@ GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *
 													  ALLOCSET_DEFAULT_SIZES));
 	GeoaccJoinRowsFromQuery(&a_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(0)), "a_sql");
 	GeoaccStagesLap(&stages, "read");
-	/* what reading the given trajectories after a_sql's would have checked */
-	if (srid.set && srid.geodetic)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("trajectories must all be geometries or all geographies"),
-				 errdetail("%s is a geography, %s holds geometries.", srid.first, label),
-				 errhint("Cast a_sql's trajectories to a geometry in SRID %d.", tracks_srid)));
-	if (srid.set && srid.srid != tracks_srid)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("trajectories must all have the same SRID"),
-				 errdetail("%s has SRID %d, %s SRID %d.", srid.first, srid.srid, label, tracks_srid),
-				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
-	if (srid.use_z && !has_z)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has trajectories without Z values", label),
-				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to measure "
-						 "without Z, as if ST_Force3DM() had dropped it.")));
+	GeoaccCheckLaidOutTracks(srid.set, srid.geodetic, srid.srid, srid.first, srid.use_z, label, tracks_srid, has_z);
 	if (!srid.use_z)
 		b.z = NULL;
 	GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, &srid, distance, method, &stages);

@@ -829,24 +829,8 @@ SeriesFromTracks(TwedSeries *s, TwedShape *shape, const JoinTracks *t, int32 sri
 {
 	int			dims = 2 + shape->use_z;
 
-	if (shape->has_srid && shape->geodetic)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("trajectories must all be geometries or all geographies"),
-				 errdetail("%s is a geography, %s holds geometries.", shape->srid_first, label),
-				 errhint("Cast a_sql's trajectories to a geometry in SRID %d.", srid)));
-	if (shape->has_srid && shape->srid != srid)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("trajectories must all have the same SRID"),
-				 errdetail("%s has SRID %d, %s has SRID %d.", shape->srid_first, shape->srid, label, srid),
-				 errhint("Use ST_Transform() to bring them to one projected SRID.")));
-	if (shape->use_z && !has_z)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has trajectories without Z values", label),
-				 errhint("use_z => true measures Z and needs LINESTRING ZM trajectories; leave it false to "
-						 "measure without Z, as if ST_Force3DM() had dropped it.")));
+	GeoaccCheckLaidOutTracks(shape->has_srid, shape->geodetic, shape->srid, shape->srid_first, shape->use_z, label,
+							 srid, has_z);
 	CheckDims(shape, dims, label);
 	for (uint32 r = 0; r < t->count; r++)
 	{
