@@ -7,6 +7,7 @@
  * that pick a device.
  */
 #include "density_raster.h"
+#include "point_grid.h"
 
 #include <algorithm>
 #include <vector>
@@ -49,6 +50,115 @@ density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 			check_interrupt();
 		density_point<T>(g, points, i, add);
 	}
+}
+
+/* A search of an index for what may add to a grid: its extent widened by the margin and a cell more. */
+struct IndexSearch
+{
+	PointBox	box;
+	CellRange	cells;
+	bool		meets;			/* the box meets the index's grid (cells beyond it are clamped) */
+};
+
+IndexSearch
+index_search(const GeoaccDensityGrid &grid, const GeoaccPointGrid &index)
+{
+	double		sx = (grid.xmax - grid.xmin) / grid.width;
+	double		sy = (grid.ymax - grid.ymin) / grid.height;
+	PointBox	b{{grid.xmin - sx * (grid.margin + 1), grid.ymin - sy * (grid.margin + 1)},
+				  {grid.xmax + sx * (grid.margin + 1), grid.ymax + sy * (grid.margin + 1)}};
+
+	return IndexSearch{b, point_grid_cells(index, b),
+					   b.hi[0] >= index.x0 && b.hi[1] >= index.y0 &&
+					   b.lo[0] <= index.x0 + index.cell * index.gx && b.lo[1] <= index.y0 + index.cell * index.gy};
+}
+
+/* Visit each point of the index whose box meets the search's, once (the longs last). */
+template <class Visit>
+void
+for_each_indexed(const GeoaccDensityPoints &p, const GeoaccPointGrid &index, const IndexSearch &s, const Visit &visit)
+{
+	for (uint32_t cy = s.cells.c0[1]; s.meets && cy <= s.cells.c1[1]; cy++)
+	{
+		for (uint32_t cx = s.cells.c0[0]; cx <= s.cells.c1[0]; cx++)
+		{
+			uint64_t	c = (uint64_t) cy * index.gx + cx;
+
+			for (uint64_t e = index.cell_start[c]; e < index.cell_start[c + 1]; e++)
+			{
+				uint32_t	i = index.entries[e];
+				PointBox	b = point_box(p.xy, p.flags, i);
+
+				if (boxes_meet(b, s.box) && point_grid_first_entry(index, b, s.cells, cx, cy))
+					visit(i);
+			}
+		}
+		check_interrupt();
+	}
+	for (uint32_t k = 0; k < index.nlong; k++)
+		if (boxes_meet(point_box(p.xy, p.flags, index.longs[k]), s.box))
+			visit(index.longs[k]);
+}
+
+void
+check_value(const GeoaccDensityPoints &p, uint32_t i)
+{
+	/* below 2^27, so that an amount stays below 2^59 and eight per point per cell cannot overflow */
+	if (p.values != nullptr && !(p.values[i] >= 0.0 && p.values[i] < 134217728.0))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density value %g of point %u is not in [0, 2^27)", p.values[i], i);
+}
+
+template <class T>
+void
+density_project_indexed_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points,
+							const GeoaccPointGrid &index, GeoaccDensityTiles &cells)
+{
+	DensityGeometry g = density_geometry(grid, points.interpolate);
+	TiledCells<T> add{&cells};
+
+	for_each_indexed(points, index, index_search(grid, index), [&](uint32_t i) {
+		check_value(points, i);
+		density_point<T>(g, points, i, add);
+	});
+}
+
+/*
+ * On the GPU the points found are gathered on the host, each joining one
+ * after a copy of its predecessor that only anchors the segment, and
+ * projected as a batch.
+ */
+template <class T>
+void
+density_project_indexed_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points,
+							const GeoaccPointGrid &index, GeoaccDensityTiles &cells)
+{
+	std::vector<double> xy;
+	std::vector<uint8_t> flags;
+	std::vector<double> values;
+	int64_t		last = -1;
+
+	for_each_indexed(points, index, index_search(grid, index), [&](uint32_t i) {
+		check_value(points, i);
+		if ((points.flags[i] & GEOACC_DENSITY_JOIN) && last != (int64_t) i - 1)
+		{
+			xy.insert(xy.end(), {points.xy[2 * (size_t) i - 2], points.xy[2 * (size_t) i - 1]});
+			flags.push_back(0);
+			if (points.values != nullptr)
+				values.push_back(0.0);
+		}
+		xy.insert(xy.end(), {points.xy[2 * (size_t) i], points.xy[2 * (size_t) i + 1]});
+		flags.push_back(points.flags[i]);
+		if (points.values != nullptr)
+			values.push_back(points.values[i]);
+		last = i;
+	});
+	if (flags.size() > UINT32_MAX)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density projection of %zu points, more than a batch holds", flags.size());
+
+	GeoaccDensityPoints batch{xy.data(), flags.data(), points.values != nullptr ? values.data() : nullptr,
+							  (uint32_t) flags.size(), points.mode, points.interpolate};
+
+	density_project_gpu<T>(grid, batch, cells);
 }
 
 /*
@@ -269,6 +379,53 @@ geoacc_density_project_values(GeoaccDevice device, const GeoaccDensityGrid *grid
 		else
 			density_project_cpu<int64_t>(*grid, *points, *sums);
 	});
+}
+
+static void
+check_indexed(const GeoaccDensityPoints *points, const GeoaccPointGrid *index)
+{
+	if (index == nullptr || index->cell_start == nullptr || index->gx == 0 || index->gy == 0 ||
+		(index->nentries > 0 && index->entries == nullptr) || (index->nlong > 0 && index->longs == nullptr))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "density projection: the point index has no arrays");
+	if (points->n > 0 && (points->flags[0] & GEOACC_DENSITY_JOIN))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the first point of a batch cannot join a previous point");
+	if (points->values == nullptr && points->mode != GEOACC_DENSITY_SAMPLES)
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "the time mode needs values");
+}
+
+extern "C" GeoaccStatus
+geoacc_density_project_indexed(GeoaccDevice device, const GeoaccDensityGrid *grid,
+							   const GeoaccDensityPoints *points, const GeoaccPointGrid *index,
+							   GeoaccDensityTiles *cells)
+{
+	return guarded([&] {
+		check_grid(grid);
+		check_tiles(grid, cells);
+		check_indexed(points, index);
+		if (points->values == nullptr)
+		{
+			if (device == GEOACC_DEVICE_GPU)
+				GEOACC_ON_GPU(density_project_indexed_gpu<uint32_t>(*grid, *points, *index, *cells));
+			else
+				density_project_indexed_cpu<uint32_t>(*grid, *points, *index, *cells);
+		}
+		else if (device == GEOACC_DEVICE_GPU)
+			GEOACC_ON_GPU(density_project_indexed_gpu<int64_t>(*grid, *points, *index, *cells));
+		else
+			density_project_indexed_cpu<int64_t>(*grid, *points, *index, *cells);
+	});
+}
+
+extern "C" GeoaccDeviceNeed
+geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index, int with_values)
+{
+	IndexSearch s = index_search(*grid, *index);
+	uint64_t	found = index->nlong;
+
+	for (uint32_t cy = s.cells.c0[1]; s.meets && cy <= s.cells.c1[1]; cy++)
+		found += index->cell_start[(uint64_t) cy * index->gx + s.cells.c1[0] + 1]
+			- index->cell_start[(uint64_t) cy * index->gx + s.cells.c0[0]];
+	return geoacc_density_project_need(grid, (uint32_t) std::min<uint64_t>(2 * found, UINT32_MAX), with_values);
 }
 
 extern "C" GeoaccDeviceNeed

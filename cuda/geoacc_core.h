@@ -343,6 +343,59 @@ GeoaccStatus geoacc_density_convolve_sums(GeoaccDevice device, uint32_t width, u
 /* Device memory of a convolution on the GPU: the whole grid, or at least a band of rows. */
 GeoaccDeviceNeed geoacc_density_convolve_need(uint32_t width, uint32_t height, int size, int sums);
 
+/*
+ * A grid index of projection points (a snapshot's): square cells of side
+ * `cell`, gx x gy of them from the south-west corner (x0, y0), coordinates
+ * beyond the grid clamped to its border cells.  A point's box is its
+ * position and, when flagged GEOACC_DENSITY_JOIN, its predecessor's; the
+ * point is entered, in point order, in every cell its box meets
+ * (cell_start[c] .. cell_start[c + 1] of entries, cells row by row from the
+ * south), or listed among the longs when that is more than
+ * GEOACC_POINT_GRID_SPREAD cells.
+ */
+#define GEOACC_POINT_GRID_SPREAD 16
+
+typedef struct GeoaccPointGrid
+{
+	double		x0;
+	double		y0;
+	double		cell;
+	uint32_t	gx;
+	uint32_t	gy;
+	uint64_t	nentries;
+	uint32_t	nlong;
+	uint64_t   *cell_start;		/* gx * gy + 1 */
+	uint32_t   *entries;		/* nentries */
+	uint32_t   *longs;			/* nlong */
+} GeoaccPointGrid;
+
+/*
+ * The grid of n points (n > 0 or an empty grid of one cell), about
+ * points_per_cell points a cell, at most max_side cells a side: sets the
+ * shape, nentries and nlong, for the caller to provide the arrays.
+ */
+GeoaccStatus geoacc_point_grid_shape(const double *xy, const uint8_t *flags, uint32_t n, uint32_t points_per_cell,
+									 uint32_t max_side, GeoaccPointGrid *index);
+
+/* Fill the arrays of a grid that geoacc_point_grid_shape shaped for the same points. */
+GeoaccStatus geoacc_point_grid_fill(const double *xy, const uint8_t *flags, uint32_t n, GeoaccPointGrid *index);
+
+/*
+ * Project the points of an index (points->n of them, the arrays the index
+ * was made of) that can add to the grid's cells: those whose box meets the
+ * extent widened by the margin and a cell more.  Each is projected once,
+ * after its predecessor as geoacc_density_project() projects a point that
+ * joins the one before, so the cells are those of the projection of the
+ * whole: counts (uint32_t) without values, sums (int64_t) with them.
+ */
+GeoaccStatus geoacc_density_project_indexed(GeoaccDevice device, const GeoaccDensityGrid *grid,
+											const GeoaccDensityPoints *points, const GeoaccPointGrid *index,
+											GeoaccDensityTiles *cells);
+
+/* Device memory of that on the GPU (at most every entry of the extent's cells, each with its predecessor). */
+GeoaccDeviceNeed geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index,
+													 int with_values);
+
 /* -------------------------------------------------------------- simplify */
 
 /* The distance Douglas-Peucker measures from a vertex to a segment. */

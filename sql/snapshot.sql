@@ -57,6 +57,24 @@ SELECT count(*) AS extents, count(*) FILTER (WHERE
 FROM (SELECT ST_MakeEnvelope(x, y, x + d, y + d * 0.75, 3857) AS e
 	FROM (SELECT random() * 2e6 AS x, random() * 2e6 AS y, 1e3 + random() * 1e6 AS d FROM generate_series(1, 20)) r) q;
 
+-- weights so large that the points together could take a cell past its limit: they are appended in chunks
+-- and the cells checked, as the aggregate does, for the same raster; a time value no sample can hold is refused
+CREATE TEMP TABLE heavy_rows AS
+SELECT i AS id, ST_SetSRID(ST_MakeLine(ST_MakePointM(i * 10, 0, 0), ST_MakePointM(i * 10 + 5, 7, 3600 * (1 + i / 4))), 3857) AS geom,
+	1e8 AS weight
+FROM generate_series(1, 4) i;
+SELECT geoacc_snapshot_create('heavy', 'SELECT id, geom, weight FROM heavy_rows WHERE id < 4') AS rows,
+	geoacc_snapshot_create('too_long', 'SELECT id, geom, weight FROM heavy_rows') AS rows_too_long;
+SELECT geoacc_snapshot_density('heavy', e, 16, 16, 'gaussian', 7, true, 'count') =
+		(SELECT gpu_density_raster(geom, e, 16, 16, 'gaussian', 7, true, 'count', weight) FROM heavy_rows WHERE id < 4) AS same_count,
+	geoacc_snapshot_density('heavy', e, 16, 16, 'quartic', 5, true, 'time') =
+		(SELECT gpu_density_raster(geom, e, 16, 16, 'quartic', 5, true, 'time', weight) FROM heavy_rows WHERE id < 4) AS same_time
+FROM (SELECT 'SRID=3857;POLYGON((0 -10,0 20,50 20,50 -10,0 -10))'::geometry AS e) q;
+SELECT geoacc_snapshot_density('too_long', 'SRID=3857;POLYGON((0 -10,0 20,50 20,50 -10,0 -10))', 16, 16, 'gaussian', 7, true, 'time');
+SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 -10,0 20,50 20,50 -10,0 -10))'::geometry, 16, 16, 'gaussian', 7, true, 'time', weight)
+FROM heavy_rows;
+SELECT geoacc_snapshot_drop('heavy'), geoacc_snapshot_drop('too_long');
+
 -- the PNG tile: geoacc_raster_png of the raster; an empty tile is a transparent PNG, not NULL
 SELECT geoacc_density_tile('ais', 12, 1206, 1540, vmax => 50) =
 	geoacc_raster_png((SELECT gpu_density_raster(geom, ST_TileEnvelope(12, 1206, 1540), 256, 256) FROM tracks_3857),

@@ -113,6 +113,10 @@ void		DensityStateAppend(DensityState *state, double x, double y, uint8 flags, d
 /* Project the buffered points into the cells on the chosen device. */
 void		DensityStateFlush(DensityState *state);
 
+/* Project the points of an index that can reach the grid, unless together they could overflow a cell (false). */
+bool		DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *points,
+									   const GeoaccPointGrid *index, uint64 bound);
+
 /* Add the state a datum stands for to a's cells: an ERROR unless both have the same arguments and SRID. */
 void		DensityStateAdd(DensityState *a, Datum datum);
 

@@ -338,6 +338,49 @@ DensityStateFlush(DensityState *state)
 	state->npoints = 0;
 }
 
+/* A projection of the points of an index (geoacc_density_project_indexed), as a step the GPU service can run. */
+typedef struct IndexedRun
+{
+	GeoaccDensityGrid grid;
+	GeoaccDensityPoints points;
+	GeoaccPointGrid index;
+	GeoaccDensityTiles cells;
+} IndexedRun;
+
+static GeoaccStatus
+ProjectIndexedOn(GeoaccDevice device, void *arg)
+{
+	IndexedRun *r = arg;
+
+	return geoacc_density_project_indexed(device, &r->grid, &r->points, &r->index, &r->cells);
+}
+
+/*
+ * Project what the points of an index (in work memory) add to the state's
+ * cells, all that can reach its grid, when `bound`, what they can add to a
+ * cell together, cannot take a cell past its limit; false, with nothing
+ * projected, when it could (the caller appends them instead, in chunks).
+ */
+bool
+DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *points, const GeoaccPointGrid *index,
+						   uint64 bound)
+{
+	IndexedRun	run = {state->h.args.grid, *points, *index, state->cells};
+	GeoaccWork	work = {ProjectIndexedOn, &run,
+						geoacc_density_project_indexed_need(&state->h.args.grid, index, DensityHasSums(&state->h.args)),
+						true,			/* the cells are added to */
+						sizeof(run)};
+
+	DensityStateFlush(state);
+	if (bound > CellLimit(&state->h.args) - state->h.cell_bound)
+		return false;
+	if (points->n == 0)
+		return true;
+	GeoaccCallRun("gpu_density_raster (projection)", points->n, &work);
+	state->h.cell_bound += bound;
+	return true;
+}
+
 /* What one point can add to one cell, in the cells' units. */
 static uint64
 PointBound(const DensityState *state, double value)

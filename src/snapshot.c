@@ -50,14 +50,12 @@
 
 #define SNAPSHOT_TABLE "geoacc_snapshot"
 
-/* A point of a snapshot's flag: the next vertex of a line, joined to the point before it. */
-#define POINT_JOINED 0x01
-
 /* A snapshot's index is a grid of about this many points a cell, at most GRID_MAX cells a side. */
 #define GRID_POINTS 8
 #define GRID_MAX 4096
-/* an entry whose box covers more cells than this is in the list of long entries, read by every call */
-#define GRID_SPREAD 16
+
+/* What one point can add to one cell, in a cell's units (as density_state.c bounds it). */
+#define AMOUNTS_PER_POINT_PER_CELL 8
 
 typedef enum SnapshotKind
 {
@@ -107,9 +105,10 @@ typedef struct SnapshotMeshes
 /*
  * The data of a points snapshot: one block of the service memory, this
  * header and then its arrays.  Point i stands for what it adds to a
- * density raster: its own sample and, joined, the segment from point i - 1.
- * The grid index lists each point in the cells its box (with point i - 1's
- * when joined) covers, or in the long list.
+ * density raster: its own sample and, flagged GEOACC_DENSITY_JOIN, the
+ * segment from point i - 1 (with the time of that segment, in hours times
+ * the weight, in time_value).  The grid index lists each point in the cells
+ * its box (with point i - 1's when joined) covers, or in the long list.
  */
 typedef struct SnapshotPoints
 {
@@ -118,20 +117,16 @@ typedef struct SnapshotPoints
 	bool		weighted;
 	bool		has_points;		/* rows of points, which the time mode refuses */
 	bool		lines_without_m;	/* likewise */
-	double		x0;				/* the grid: its south-west corner, its square cells */
-	double		y0;
-	double		cell;
-	uint32		gx;
-	uint32		gy;
-	uint64		nentries;
-	uint32		nlong;
+	double		time_too_large;	/* a time value a sample cannot hold, or 0 */
+	/* what every point together can add to one cell: counts, weighted sums, time sums (saturated) */
+	uint64		count_bound;
+	uint64		weight_bound;
+	uint64		time_bound;
 	double	   *xy;
-	double	   *m;				/* NaN without M */
+	uint8	   *flags;			/* GEOACC_DENSITY_COUNT, and GEOACC_DENSITY_JOIN */
 	double	   *weight;			/* weighted only */
-	uint8	   *flags;
-	uint64	   *cell_start;		/* gx * gy + 1 */
-	uint32	   *entries;
-	uint32	   *longs;
+	double	   *time_value;		/* where the time mode can be asked for */
+	GeoaccPointGrid index;
 } SnapshotPoints;
 
 /* A definition, as the catalog has it. */
@@ -487,45 +482,47 @@ PointsReceive(const GeoaccQueryRow *row, void *arg)
 			r->xy[2 * r->n + 1] = p[1];
 			r->m[r->n] = line.has_m ? p[line.ndims - 1] : NAN;
 			r->weight[r->n] = weight;
-			r->flags[r->n] = i > 0 && is_line ? POINT_JOINED : 0;
+			r->flags[r->n] = GEOACC_DENSITY_COUNT | (i > 0 && is_line ? GEOACC_DENSITY_JOIN : 0);
 			r->n++;
 		}
 	}
 }
 
-/* The grid cell of a coordinate, clamped to the grid. */
-static inline uint32
-GridCell(double v, double origin, double cell, uint32 cells)
+/* a + b, saturated */
+static inline uint64
+AddBound(uint64 a, uint64 b)
 {
-	double		c = floor((v - origin) / cell);
-
-	return c < 0 ? 0 : c >= cells ? cells - 1 : (uint32) c;
+	return a > PG_UINT64_MAX - b ? PG_UINT64_MAX : a + b;
 }
 
-/* Point i's box: its own position, and point i - 1's when joined. */
-static inline void
-PointBox(const SnapshotPoints *s, uint32 i, double *lo, double *hi)
+/* What a point of fixed-point value `value` can add to a cell (as density_state.c bounds it). */
+static inline uint64
+ValueBound(double value)
 {
-	lo[0] = hi[0] = s->xy[2 * (size_t) i];
-	lo[1] = hi[1] = s->xy[2 * (size_t) i + 1];
-	if (s->flags[i] & POINT_JOINED)
+	double		units = floor(value * 4294967296.0) + 1;
+
+	return units >= (double) (PG_UINT64_MAX / AMOUNTS_PER_POINT_PER_CELL)
+		? PG_UINT64_MAX : AMOUNTS_PER_POINT_PER_CELL * (uint64) units;
+}
+
+/*
+ * The time a joined point adds in the time mode, in hours times its weight,
+ * as the aggregate computes it; the first value too large for a sample is
+ * kept to be reported when the time mode is asked for.
+ */
+static void
+PointsTimeValues(const PointsReader *r, SnapshotPoints *s)
+{
+	for (uint32 i = 0; i < s->n; i++)
 	{
-		lo[0] = Min(lo[0], s->xy[2 * (size_t) i - 2]);
-		hi[0] = Max(hi[0], s->xy[2 * (size_t) i - 2]);
-		lo[1] = Min(lo[1], s->xy[2 * (size_t) i - 1]);
-		hi[1] = Max(hi[1], s->xy[2 * (size_t) i - 1]);
-	}
-}
+		double		value = (s->flags[i] & GEOACC_DENSITY_JOIN)
+			? r->weight[i] * ((r->m[i] - r->m[i - 1]) / 3600.0) : 0.0;
 
-/* The cells of a box, or false when it covers more than GRID_SPREAD of them. */
-static inline bool
-BoxCells(const SnapshotPoints *s, const double *lo, const double *hi, uint32 *c0, uint32 *c1)
-{
-	c0[0] = GridCell(lo[0], s->x0, s->cell, s->gx);
-	c1[0] = GridCell(hi[0], s->x0, s->cell, s->gx);
-	c0[1] = GridCell(lo[1], s->y0, s->cell, s->gy);
-	c1[1] = GridCell(hi[1], s->y0, s->cell, s->gy);
-	return (uint64) (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) <= GRID_SPREAD;
+		if (!(value < DENSITY_MAX_VALUE) && s->time_too_large == 0)
+			s->time_too_large = isnan(value) ? INFINITY : value;
+		s->time_value[i] = value;
+		s->time_bound = AddBound(s->time_bound, ValueBound(value < DENSITY_MAX_VALUE ? value : 0));
+	}
 }
 
 /* The snapshot's block: the points copied in, the grid index made (in work memory, published afterwards). */
@@ -533,119 +530,54 @@ static SnapshotPoints *
 PointsBuild(const PointsReader *r)
 {
 	uint32		n = (uint32) r->n;
-	double		lo[2] = {INFINITY, INFINITY},
-				hi[2] = {-INFINITY, -INFINITY};
-	uint32		side;
+	bool		timed = n > 0 && !r->has_points && !r->lines_without_m;
+	GeoaccPointGrid index = {0};
 	uint64		ncells,
-				nentries = 0,
-				nlong = 0,
 				bytes;
-	uint64	   *counts;
-	SnapshotPoints head = {0};
 	SnapshotPoints *s;
 	char	   *p;
 
-	for (uint32 i = 0; i < n; i++)
-		for (int d = 0; d < 2; d++)
-		{
-			lo[d] = Min(lo[d], r->xy[2 * (size_t) i + d]);
-			hi[d] = Max(hi[d], r->xy[2 * (size_t) i + d]);
-		}
-	side = (uint32) Min((double) GRID_MAX, Max(1.0, ceil(sqrt((double) n / GRID_POINTS))));
-	head.head = (SnapshotHead) {KIND_POINTS, 0, r->rows, n, r->srid, GetCurrentTimestamp()};
-	head.n = n;
-	head.weighted = r->weighted;
-	head.has_points = r->has_points;
-	head.lines_without_m = r->lines_without_m;
-	head.x0 = n ? lo[0] : 0;
-	head.y0 = n ? lo[1] : 0;
-	head.cell = n ? Max(hi[0] - lo[0], hi[1] - lo[1]) / side : 1;
-	if (!(head.cell > 0) || !isfinite(head.cell))
-		head.cell = 1;
-	head.gx = n ? GridCell(hi[0], head.x0, head.cell, side) + 1 : 1;
-	head.gy = n ? GridCell(hi[1], head.y0, head.cell, side) + 1 : 1;
-	ncells = (uint64) head.gx * head.gy;
-
-	/* count the entries of each cell, with the arrays of the points in place for PointBox */
-	head.xy = r->xy;
-	head.flags = r->flags;
-	counts = palloc_extended(sizeof(uint64) * (ncells + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 i = 0; i < n; i++)
-	{
-		double		blo[2],
-					bhi[2];
-		uint32		c0[2],
-					c1[2];
-
-		PointBox(&head, i, blo, bhi);
-		if (!BoxCells(&head, blo, bhi, c0, c1))
-		{
-			nlong++;
-			continue;
-		}
-		for (uint32 cy = c0[1]; cy <= c1[1]; cy++)
-			for (uint32 cx = c0[0]; cx <= c1[0]; cx++)
-				counts[(uint64) cy * head.gx + cx]++;
-		nentries += (uint64) (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1);
-	}
-	head.nentries = nentries;
-	head.nlong = (uint32) nlong;
-
-	bytes = MAXALIGN(sizeof(SnapshotPoints)) + sizeof(double) * 2 * n + sizeof(double) * n +
-		(r->weighted ? sizeof(double) * n : 0) + sizeof(uint64) * (ncells + 1) +
-		sizeof(uint32) * (nentries + nlong) + n + 64;
+	GeoaccCheck(geoacc_point_grid_shape(r->xy, r->flags, n, GRID_POINTS, GRID_MAX, &index));
+	ncells = (uint64) index.gx * index.gy;
+	bytes = MAXALIGN(sizeof(SnapshotPoints)) + sizeof(double) * 2 * n + (r->weighted ? sizeof(double) * n : 0) +
+		(timed ? sizeof(double) * n : 0) + sizeof(uint64) * (ncells + 1) +
+		sizeof(uint32) * (index.nentries + index.nlong) + n + 64;
+	/* the arrays are written whole: only the header is zeroed */
 	s = GeoaccWorkAlloc(bytes);
-	*s = head;
-	s->head.bytes = bytes;
+	memset(s, 0, sizeof(SnapshotPoints));
+	s->head = (SnapshotHead) {KIND_POINTS, bytes, r->rows, n, r->srid, GetCurrentTimestamp()};
+	s->n = n;
+	s->weighted = r->weighted;
+	s->has_points = r->has_points;
+	s->lines_without_m = r->lines_without_m;
+	s->index = index;
 	p = (char *) s + MAXALIGN(sizeof(SnapshotPoints));
 	s->xy = (double *) p;
 	p += sizeof(double) * 2 * n;
-	s->m = (double *) p;
-	p += sizeof(double) * n;
 	s->weight = r->weighted ? (double *) p : NULL;
 	p += r->weighted ? sizeof(double) * n : 0;
-	s->cell_start = (uint64 *) p;
+	s->time_value = timed ? (double *) p : NULL;
+	p += timed ? sizeof(double) * n : 0;
+	s->index.cell_start = (uint64 *) p;
 	p += sizeof(uint64) * (ncells + 1);
-	s->entries = (uint32 *) p;
-	p += sizeof(uint32) * nentries;
-	s->longs = (uint32 *) p;
-	p += sizeof(uint32) * nlong;
+	s->index.entries = (uint32 *) p;
+	p += sizeof(uint32) * index.nentries;
+	s->index.longs = (uint32 *) p;
+	p += sizeof(uint32) * index.nlong;
 	s->flags = (uint8 *) p;
 	if (n > 0)
 	{
 		memcpy(s->xy, r->xy, sizeof(double) * 2 * n);
-		memcpy(s->m, r->m, sizeof(double) * n);
+		memcpy(s->flags, r->flags, n);
 		if (r->weighted)
 			memcpy(s->weight, r->weight, sizeof(double) * n);
-		memcpy(s->flags, r->flags, n);
 	}
-
-	/* the entries, each cell's in point order */
-	s->cell_start[0] = 0;
-	for (uint64 c = 0; c < ncells; c++)
-		s->cell_start[c + 1] = s->cell_start[c] + counts[c];
-	memcpy(counts, s->cell_start, sizeof(uint64) * ncells);
-	nlong = 0;
-	for (uint32 i = 0; i < n; i++)
-	{
-		double		blo[2],
-					bhi[2];
-		uint32		c0[2],
-					c1[2];
-
-		PointBox(s, i, blo, bhi);
-		if (!BoxCells(s, blo, bhi, c0, c1))
-		{
-			s->longs[nlong++] = i;
-			continue;
-		}
-		for (uint32 cy = c0[1]; cy <= c1[1]; cy++)
-			for (uint32 cx = c0[0]; cx <= c1[0]; cx++)
-				s->entries[counts[(uint64) cy * s->gx + cx]++] = i;
-		if ((i & 0xfffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	pfree(counts);
+	s->count_bound = (uint64) AMOUNTS_PER_POINT_PER_CELL * n;
+	for (uint32 i = 0; r->weighted && i < n; i++)
+		s->weight_bound = AddBound(s->weight_bound, ValueBound(r->weight[i]));
+	if (timed)
+		PointsTimeValues(r, s);
+	GeoaccCheck(geoacc_point_grid_fill(s->xy, s->flags, n, &s->index));
 	return s;
 }
 
@@ -1039,62 +971,19 @@ geoacc_snapshot_memory(PG_FUNCTION_ARGS)
 /* ------------------------------------------------------- density rasters */
 
 /*
- * The points whose samples may fall in the counted cells of `args`' grid
- * (the extent and the kernel's margin, and a cell more for rounding): a
- * bitmap over the snapshot's points, which gives them in point order.
- */
-static uint64 *
-PointsNear(const SnapshotPoints *s, const DensityArgs *args)
-{
-	const GeoaccDensityGrid *g = &args->grid;
-	double		sx = (g->xmax - g->xmin) / g->width,
-				sy = (g->ymax - g->ymin) / g->height;
-	double		lo[2] = {g->xmin - sx * (g->margin + 1), g->ymin - sy * (g->margin + 1)};
-	double		hi[2] = {g->xmax + sx * (g->margin + 1), g->ymax + sy * (g->margin + 1)};
-	uint32		q0[2],
-				q1[2];
-	/* a word more than the points need: the loop over it reads one past the last */
-	uint64	   *near = palloc_extended(sizeof(uint64) * ((uint64) s->n / 64 + 2), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-
-#define NEAR(i) do { \
-		double		blo[2], \
-					bhi[2]; \
-		PointBox(s, (i), blo, bhi); \
-		if (!(bhi[0] < lo[0] || blo[0] > hi[0] || bhi[1] < lo[1] || blo[1] > hi[1])) \
-			near[(i) / 64] |= UINT64CONST(1) << ((i) % 64); \
-	} while (0)
-
-	/* the grid's cells clamp boxes beyond it: only a range that meets it is looked up */
-	if (s->n > 0 && hi[0] >= s->x0 && hi[1] >= s->y0 &&
-		lo[0] <= s->x0 + s->cell * s->gx && lo[1] <= s->y0 + s->cell * s->gy)
-	{
-		(void) BoxCells(s, lo, hi, q0, q1);
-		for (uint32 cy = q0[1]; cy <= q1[1]; cy++)
-		{
-			for (uint64 e = s->cell_start[(uint64) cy * s->gx + q0[0]];
-				 e < s->cell_start[(uint64) cy * s->gx + q1[0] + 1]; e++)
-				NEAR(s->entries[e]);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-	for (uint32 k = 0; k < s->nlong; k++)
-		NEAR(s->longs[k]);
-#undef NEAR
-	return near;
-}
-
-/*
- * Append the points near the grid to the state as the aggregate's
- * transition appends them: each with the flags and value of its mode, and a
- * joined point after its predecessor (appended alone, as an anchor that
- * adds nothing, when that one is not near).
+ * Add what the snapshot's points add to the state's cells: the points near
+ * the grid, found through the index, when no cell can overflow whatever
+ * they add; otherwise every point, as the aggregate appends them (each with
+ * the flags and value of its mode, a joined point after its predecessor),
+ * whose chunks and cell checks guard the cells.
  */
 static void
-AppendNear(DensityState *state, const SnapshotPoints *s, const char *name)
+ProjectSnapshot(DensityState *state, const SnapshotPoints *s, const char *name)
 {
 	const DensityArgs *args = &state->h.args;
 	bool		time_mode = args->mode == GEOACC_DENSITY_TIME;
-	uint64	   *near;
+	const double *values = time_mode ? s->time_value : s->weight;
+	GeoaccDensityPoints points = {s->xy, s->flags, values, s->n, args->mode, args->interpolate};
 	int64		last = -1;
 
 	/* as the aggregate over the snapshot's rows refuses them, wherever they lie */
@@ -1108,35 +997,29 @@ AppendNear(DensityState *state, const SnapshotPoints *s, const char *name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snapshot \"%s\" has lines without M values", name),
 				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
-	near = PointsNear(s, args);
+	if (time_mode && s->time_too_large != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("snapshot \"%s\" adds %g at a vertex, more than a sample can hold", name, s->time_too_large),
+				 errhint("Divide the weights by a constant.")));
+	if (s->n == 0 ||
+		DensityStateProjectIndexed(state, &points, &s->index,
+								   time_mode ? s->time_bound : s->weighted ? s->weight_bound : s->count_bound))
+		return;
+	for (uint32 i = 0; i < s->n; i++)
+	{
+		bool		joined = (s->flags[i] & GEOACC_DENSITY_JOIN) != 0;
+		uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
 
-	for (uint64 k = 0, w = near[0]; k * 64 < s->n; w = near[++k])
-		for (; w; w &= w - 1)
-		{
-			uint32		i = (uint32) (k * 64 + __builtin_ctzll(w));
-			uint8		f = s->flags[i];
-			uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
-			double		value = s->weight ? s->weight[i] : 1.0;
-
-			if ((f & POINT_JOINED) && (time_mode || args->interpolate))
-				flags |= GEOACC_DENSITY_JOIN;
-			if (time_mode)
-			{
-				if (!(f & POINT_JOINED))
-					continue;		/* a line's first vertex adds nothing in the time mode */
-				value = value * ((s->m[i] - s->m[i - 1]) / 3600.0);
-				if (!(value < DENSITY_MAX_VALUE))
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("snapshot \"%s\" adds %g at a vertex, more than a sample can hold", name, value),
-							 errhint("Divide the weights by a constant.")));
-			}
-			if ((flags & GEOACC_DENSITY_JOIN) && last != (int64) i - 1)
-				DensityStateAppend(state, s->xy[2 * (size_t) i - 2], s->xy[2 * (size_t) i - 1], 0, 0.0);
-			DensityStateAppend(state, s->xy[2 * (size_t) i], s->xy[2 * (size_t) i + 1], flags, value);
-			last = i;
-		}
-	pfree(near);
+		if (time_mode && !joined)
+			continue;			/* a line's first vertex adds nothing in the time mode */
+		if (joined && (time_mode || args->interpolate))
+			flags |= GEOACC_DENSITY_JOIN;
+		if ((flags & GEOACC_DENSITY_JOIN) && last != (int64) i - 1)
+			DensityStateAppend(state, s->xy[2 * (size_t) i - 2], s->xy[2 * (size_t) i - 1], 0, 0.0);
+		DensityStateAppend(state, s->xy[2 * (size_t) i], s->xy[2 * (size_t) i + 1], flags, values ? values[i] : 1.0);
+		last = i;
+	}
 }
 
 /*
@@ -1174,7 +1057,7 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
 		h.srid = s->n > 0 ? s->head.srid : h.args.extent_srid;
 		h.rows = s->head.rows;
 		state = DensityStateCreate(CurrentMemoryContext, &h);
-		AppendNear(state, s, name);
+		ProjectSnapshot(state, s, name);
 	}
 	PG_FINALLY();
 	{

@@ -69,9 +69,11 @@ psql -X -q -v ON_ERROR_STOP=1 -c "SELECT setseed(0.5)" -c "
 	CREATE TABLE tiles AS
 	SELECT row_number() OVER () AS k, z, (t).x, (t).y FROM (
 		SELECT z, tile_of(ST_X(p), ST_Y(p), z) AS t
-		FROM (SELECT 8 + (random() * 4.999)::int AS z, ST_Transform(geom, 4326) AS p
-		      FROM (SELECT (ST_DumpPoints(geom)).geom FROM tracks_3857 TABLESAMPLE SYSTEM (1)) d
-		      ORDER BY random() LIMIT $tiles) q) r" >> "$OUT/snapshot_setup.log" 2>&1 || exit 1
+		FROM (SELECT 8 + (n % 5)::int AS z, p FROM (
+			-- the zoom from the points' numbers: a random() beside ORDER BY random() is that same value
+			SELECT row_number() OVER () AS n, ST_Transform(geom, 4326) AS p
+			FROM (SELECT (ST_DumpPoints(geom)).geom FROM tracks_3857 TABLESAMPLE SYSTEM (1)) d
+			ORDER BY random() LIMIT $tiles) s) q) r" >> "$OUT/snapshot_setup.log" 2>&1 || exit 1
 echo "## snapshot: density tiles ($mode service), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'), $(nproc) CPU cores"
 echo
 echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj)) || ' points' FROM tracks"), made in $((SECONDS - start)) s; $tiles tiles"
