@@ -1003,3 +1003,162 @@ TEST(gpu_density_within_its_device_need)
 	geoacc_gpu_set_reservation(0);
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
+
+/* ------------------------------------------------- projection through an index */
+
+/* A grid index of points, its arrays held here. */
+struct Index
+{
+	GeoaccPointGrid grid{};
+	std::vector<uint64_t> cell_start;
+	std::vector<uint32_t> entries;
+	std::vector<uint32_t> longs;
+
+	Index(const Points &p, uint32_t points_per_cell, uint32_t max_side)
+	{
+		CHECK_OK(geoacc_point_grid_shape(p.xy.data(), p.flags.data(), p.size(), points_per_cell, max_side, &grid));
+		cell_start.resize((size_t) grid.gx * grid.gy + 1);
+		entries.resize(grid.nentries);
+		longs.resize(grid.nlong);
+		grid.cell_start = cell_start.data();
+		grid.entries = entries.data();
+		grid.longs = longs.data();
+		CHECK_OK(geoacc_point_grid_fill(p.xy.data(), p.flags.data(), p.size(), &grid));
+	}
+};
+
+/* Every point is entered, in point order, in each cell its box meets, or is a long one; nothing else is. */
+TEST(point_grid_enters_each_box)
+{
+	GeoaccDensityGrid area = {-3000, 5000, 7000, 9000, 100, 40, 0};
+	Points		p = random_tracks(area, 20000);
+
+	for (uint32_t max_side : {1u, 7u, 4096u})
+	{
+		Index		ix(p, 8, max_side);
+		const GeoaccPointGrid &g = ix.grid;
+		std::vector<uint32_t> seen(p.size(), 0);
+		auto		cell_of = [](double v, double origin, double cell, uint32_t n) {
+			double		c = std::floor((v - origin) / cell);
+
+			return c < 0 ? 0u : c >= n ? n - 1 : (uint32_t) c;
+		};
+
+		CHECK(g.gx <= max_side && g.gy <= max_side && g.cell_start[0] == 0);
+		for (uint64_t c = 0; c < (uint64_t) g.gx * g.gy; c++)
+		{
+			CHECK(g.cell_start[c] <= g.cell_start[c + 1]);
+			for (uint64_t e = g.cell_start[c]; e < g.cell_start[c + 1]; e++)
+			{
+				uint32_t	i = g.entries[e];
+				double		x0 = p.xy[2 * i], y0 = p.xy[2 * i + 1], x1 = x0, y1 = y0;
+
+				if (p.flags[i] & GEOACC_DENSITY_JOIN)
+					x1 = p.xy[2 * i - 2], y1 = p.xy[2 * i - 1];
+				CHECK(e == g.cell_start[c] || g.entries[e - 1] < i);
+				CHECK(c % g.gx >= cell_of(std::min(x0, x1), g.x0, g.cell, g.gx) &&
+					  c % g.gx <= cell_of(std::max(x0, x1), g.x0, g.cell, g.gx) &&
+					  c / g.gx >= cell_of(std::min(y0, y1), g.y0, g.cell, g.gy) &&
+					  c / g.gx <= cell_of(std::max(y0, y1), g.y0, g.cell, g.gy));
+				seen[i]++;
+			}
+		}
+		for (uint32_t k = 0; k < g.nlong; k++)
+			seen[g.longs[k]] += 1000;
+		for (uint32_t i = 0; i < p.size(); i++)
+		{
+			double		x0 = p.xy[2 * i], y0 = p.xy[2 * i + 1], x1 = x0, y1 = y0;
+
+			if (p.flags[i] & GEOACC_DENSITY_JOIN)
+				x1 = p.xy[2 * i - 2], y1 = p.xy[2 * i - 1];
+
+			uint64_t	cells = (uint64_t) (cell_of(std::max(x0, x1), g.x0, g.cell, g.gx) -
+											cell_of(std::min(x0, x1), g.x0, g.cell, g.gx) + 1) *
+				(cell_of(std::max(y0, y1), g.y0, g.cell, g.gy) - cell_of(std::min(y0, y1), g.y0, g.cell, g.gy) + 1);
+
+			CHECK(seen[i] == (cells <= GEOACC_POINT_GRID_SPREAD ? cells : 1000));
+		}
+	}
+}
+
+/* The projection through an index equals the projection of every point, on random tiles of the points' area. */
+void
+check_indexed_equals_whole(GeoaccDevice device)
+{
+	std::uniform_real_distribution<double> unit(0.0, 1.0);
+	auto	   &rng = core_test::rng();
+	GeoaccDensityGrid area = {500000, 4000000, 560000, 4050000, 64, 64, 0};
+	Points		p = random_tracks(area, 60000);
+
+	for (uint32_t max_side : {2u, 64u, 4096u})
+	{
+		Index		ix(p, 4, max_side);
+
+		for (int t = 0; t < 12; t++)
+		{
+			/* a tile from a tenth of a cell of the index to more than the whole area, anywhere near it */
+			double		side = 60000 * std::pow(10.0, -3.5 + 4.0 * unit(rng));
+			double		x = 490000 + 80000 * unit(rng), y = 3990000 + 70000 * unit(rng);
+			GeoaccDensityGrid grid = {x, y, x + side, y + side * 0.75, 1 + (uint32_t) (rng() % 300),
+									  1 + (uint32_t) (rng() % 200), (uint32_t) (rng() % 16)};
+
+			for (bool interpolate : {true, false})
+			{
+				GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
+				std::vector<uint32_t> whole(grid_cells(grid), 0);
+				Tiles<uint32_t> indexed(grid);
+
+				project_into(GEOACC_DEVICE_CPU, grid, pts, whole);
+				CHECK_OK(geoacc_density_project_indexed(device, &grid, &pts, &ix.grid, &indexed.core));
+				CHECK(indexed.cells() == whole);
+				for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
+				{
+					GeoaccDensityPoints vpts = p.core(mode, interpolate, true);
+					std::vector<int64_t> whole_sums(grid_cells(grid), 0);
+					Tiles<int64_t> indexed_sums(grid);
+
+					project_into(GEOACC_DEVICE_CPU, grid, vpts, whole_sums);
+					CHECK_OK(geoacc_density_project_indexed(device, &grid, &vpts, &ix.grid, &indexed_sums.core));
+					CHECK(indexed_sums.cells() == whole_sums);
+				}
+			}
+		}
+	}
+}
+
+TEST(density_indexed_equals_whole)
+{
+	check_indexed_equals_whole(GEOACC_DEVICE_CPU);
+}
+
+TEST(gpu_density_indexed_equals_whole)
+{
+	REQUIRE_GPU();
+	check_indexed_equals_whole(GEOACC_DEVICE_GPU);
+}
+
+TEST(density_indexed_bad_arguments)
+{
+	GeoaccDensityGrid grid = {0, 0, 10, 10, 10, 10, 1};
+	Points		p;
+
+	p.track({{1, 1}, {2, 2}});
+
+	Index		ix(p, 8, 16);
+	GeoaccPointGrid empty{};
+	GeoaccDensityPoints time_without_values = p.core(GEOACC_DENSITY_TIME, true, false);
+	GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, true, false);
+	Tiles<uint32_t> t(grid);
+
+	CHECK(geoacc_density_project_indexed(GEOACC_DEVICE_CPU, &grid, &pts, &empty, &t.core) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project_indexed(GEOACC_DEVICE_CPU, &grid, &time_without_values, &ix.grid, &t.core) ==
+		  GEOACC_ERR_INVALID_ARGUMENT);
+	p.values[1] = -1;
+	GeoaccDensityPoints negative = p.core(GEOACC_DENSITY_SAMPLES, true, true);
+	Tiles<int64_t> s(grid);
+
+	CHECK(geoacc_density_project_indexed(GEOACC_DEVICE_CPU, &grid, &negative, &ix.grid, &s.core) ==
+		  GEOACC_ERR_INVALID_ARGUMENT);
+	p.flags[0] |= GEOACC_DENSITY_JOIN;
+	CHECK(geoacc_point_grid_shape(p.xy.data(), p.flags.data(), p.size(), 8, 16, &empty) == GEOACC_ERR_INVALID_ARGUMENT);
+}
