@@ -454,6 +454,7 @@ typedef struct HeatmapRows
 	const Coloring *col;
 	int			colour_type;
 	int			transparent_index;	/* palette: the index of nodata pixels */
+	const int16 *index;			/* named colormaps: each pixel's entry, -1 for nodata */
 } HeatmapRows;
 
 static void
@@ -463,6 +464,26 @@ HeatmapRow(void *context, uint32 r, uint8 *out)
 	const GeoaccRasterBand *band = h->band;
 	const Coloring *col = h->col;
 
+	if (h->index != NULL)
+	{
+		const int16 *index = h->index + (size_t) r * band->width;
+
+		for (uint32 c = 0; c < band->width; c++)
+		{
+			if (h->colour_type == PNG_PALETTE)
+				out[c] = (uint8) (index[c] < 0 ? h->transparent_index : index[c]);
+			else
+			{
+				/* RGBA: nodata is transparent black */
+				static const uint8 none[4] = {0, 0, 0, 0};
+				const uint8 *rgb = index[c] < 0 ? none : h->col->map->rgb[index[c]];
+
+				memcpy(out + (size_t) c * 4, rgb, 3);
+				out[(size_t) c * 4 + 3] = index[c] < 0 ? 0 : 255;
+			}
+		}
+		return;
+	}
 	for (uint32 c = 0; c < band->width; c++)
 	{
 		double		v = GeoaccRasterPixel(band, (size_t) r * band->width + c);
@@ -504,7 +525,8 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	size_t		npixels = (size_t) band->width * band->height;
 	bool		has_nodata = false;
 	bool		used[256] = {false};
-	HeatmapRows rows = {band, &col, PNG_RGB, 0};
+	HeatmapRows rows = {band, &col, PNG_RGB, 0, NULL};
+	int16	   *index;
 	PngFormat	format = {0};
 	uint8		palette[3 * 256];
 	uint8		alpha[256];
@@ -569,17 +591,21 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	format.npalette = 256;
 	for (int i = 0; i < 256; i++)
 		memcpy(palette + 3 * i, col.map->rgb[i], 3);
+	/* each pixel's entry, found once for the rows and the entries used */
+	index = palloc_extended(sizeof(int16) * npixels, MCXT_ALLOC_HUGE);
+	for (size_t i = 0; i < npixels; i++)
+	{
+		double		v = GeoaccRasterPixel(band, i);
+
+		if (i % 1048576 == 0)
+			CHECK_FOR_INTERRUPTS();
+		index[i] = PixelIsColoured(band, &col, v) ? ColormapIndex(ScaleValue(col.scale, v, col.min, col.max)) : -1;
+		if (index[i] >= 0)
+			used[index[i]] = true;
+	}
+	rows.index = index;
 	if (has_nodata)
 	{
-		for (size_t i = 0; i < npixels; i++)
-		{
-			double		v = GeoaccRasterPixel(band, i);
-
-			if (i % 1048576 == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (PixelIsColoured(band, &col, v))
-				used[ColormapIndex(ScaleValue(col.scale, v, col.min, col.max))] = true;
-		}
 		while (rows.transparent_index < 256 && used[rows.transparent_index])
 			rows.transparent_index++;
 		if (rows.transparent_index == 256)
