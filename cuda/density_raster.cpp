@@ -416,8 +416,8 @@ geoacc_density_project_indexed(GeoaccDevice device, const GeoaccDensityGrid *gri
 	});
 }
 
-extern "C" GeoaccDeviceNeed
-geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index, int with_values)
+extern "C" uint64_t
+geoacc_density_indexed_candidates(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index)
 {
 	IndexSearch s = index_search(*grid, *index);
 	uint64_t	found = index->nlong;
@@ -425,6 +425,14 @@ geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccP
 	for (uint32_t cy = s.cells.c0[1]; s.meets && cy <= s.cells.c1[1]; cy++)
 		found += index->cell_start[(uint64_t) cy * index->gx + s.cells.c1[0] + 1]
 			- index->cell_start[(uint64_t) cy * index->gx + s.cells.c0[0]];
+	return found;
+}
+
+extern "C" GeoaccDeviceNeed
+geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index, int with_values)
+{
+	uint64_t	found = geoacc_density_indexed_candidates(grid, index);
+
 	return geoacc_density_project_need(grid, (uint32_t) std::min<uint64_t>(2 * found, UINT32_MAX), with_values);
 }
 

@@ -392,6 +392,9 @@ GeoaccStatus geoacc_density_project_indexed(GeoaccDevice device, const GeoaccDen
 											const GeoaccDensityPoints *points, const GeoaccPointGrid *index,
 											GeoaccDensityTiles *cells);
 
+/* The entries of the index that projection looks at (an upper bound of the points it projects). */
+uint64_t	geoacc_density_indexed_candidates(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index);
+
 /* Device memory of that on the GPU (at most every entry of the extent's cells, each with its predecessor). */
 GeoaccDeviceNeed geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index,
 													 int with_values);

@@ -376,7 +376,8 @@ DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *point
 		return false;
 	if (points->n == 0)
 		return true;
-	GeoaccCallRun("gpu_density_raster (projection)", points->n, &work);
+	/* the device is chosen for the points looked at, not for all the index holds */
+	GeoaccCallRun("gpu_density_raster (projection)", (int64) geoacc_density_indexed_candidates(&run.grid, index), &work);
 	state->h.cell_bound += bound;
 	return true;
 }
