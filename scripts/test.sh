@@ -39,7 +39,9 @@
 #   6. the Citus suite (scripts/citus.sh: a coordinator and two workers on
 #      this machine, make installcheck-citus) when Citus is installed for
 #      this PostgreSQL or its source is beside the repository
-#      (../shared/citus); otherwise a line says why it was skipped;
+#      (../shared/citus), its nodes beside the test cluster
+#      ($GEOACC_PGDATA-citus-*, unless GEOACC_CITUS_BASE says otherwise);
+#      otherwise a line says why it was skipped;
 #   7. when the build used CUDA, the same two suites again on a CPU-only build
 #      (NVCC=), which must pass too; the CUDA build is installed again last.
 # The cluster: GEOACC_PGDATA (default /tmp/geoacc-test) on GEOACC_PGPORT
@@ -180,7 +182,7 @@ rm -rf "$tiles_dir"
 test/tiles/cesium_check.sh || fail "CesiumJS check of a tileset"
 
 echo "test: Citus suite"
-scripts/citus.sh || fail "Citus suite"
+GEOACC_CITUS_BASE=${GEOACC_CITUS_BASE:-$GEOACC_PGDATA-citus} scripts/citus.sh || fail "Citus suite"
 
 if command -v nvcc >/dev/null; then
 	make -s NVCC= install
