@@ -1081,6 +1081,20 @@ TEST(point_grid_enters_each_box)
 	}
 }
 
+/* One grid: the cells (counts or sums) through the index on `device` equal the CPU's of every point. */
+template <class T>
+void
+check_indexed_equals_whole(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
+						   const Index &ix)
+{
+	std::vector<T> whole(grid_cells(grid), 0);
+	Tiles<T>	indexed(grid);
+
+	project_into(GEOACC_DEVICE_CPU, grid, pts, whole);
+	CHECK_OK(geoacc_density_project_indexed(device, &grid, &pts, &ix.grid, &indexed.core));
+	CHECK(indexed.cells() == whole);
+}
+
 /* The projection through an index equals the projection of every point, on random tiles of the points' area. */
 void
 check_indexed_equals_whole(GeoaccDevice device)
@@ -1104,23 +1118,9 @@ check_indexed_equals_whole(GeoaccDevice device)
 
 			for (bool interpolate : {true, false})
 			{
-				GeoaccDensityPoints pts = p.core(GEOACC_DENSITY_SAMPLES, interpolate, false);
-				std::vector<uint32_t> whole(grid_cells(grid), 0);
-				Tiles<uint32_t> indexed(grid);
-
-				project_into(GEOACC_DEVICE_CPU, grid, pts, whole);
-				CHECK_OK(geoacc_density_project_indexed(device, &grid, &pts, &ix.grid, &indexed.core));
-				CHECK(indexed.cells() == whole);
+				check_indexed_equals_whole<uint32_t>(device, grid, p.core(GEOACC_DENSITY_SAMPLES, interpolate, false), ix);
 				for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
-				{
-					GeoaccDensityPoints vpts = p.core(mode, interpolate, true);
-					std::vector<int64_t> whole_sums(grid_cells(grid), 0);
-					Tiles<int64_t> indexed_sums(grid);
-
-					project_into(GEOACC_DEVICE_CPU, grid, vpts, whole_sums);
-					CHECK_OK(geoacc_density_project_indexed(device, &grid, &vpts, &ix.grid, &indexed_sums.core));
-					CHECK(indexed_sums.cells() == whole_sums);
-				}
+					check_indexed_equals_whole<int64_t>(device, grid, p.core(mode, interpolate, true), ix);
 			}
 		}
 	}
