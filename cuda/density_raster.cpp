@@ -52,27 +52,6 @@ density_project_cpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &po
 	}
 }
 
-/* A search of an index for what may add to a grid: its extent widened by the margin and a cell more. */
-struct IndexSearch
-{
-	PointBox	box;
-	CellRange	cells;
-	bool		meets;			/* the box meets the index's grid (cells beyond it are clamped) */
-};
-
-IndexSearch
-index_search(const GeoaccDensityGrid &grid, const GeoaccPointGrid &index)
-{
-	double		sx = (grid.xmax - grid.xmin) / grid.width;
-	double		sy = (grid.ymax - grid.ymin) / grid.height;
-	PointBox	b{{grid.xmin - sx * (grid.margin + 1), grid.ymin - sy * (grid.margin + 1)},
-				  {grid.xmax + sx * (grid.margin + 1), grid.ymax + sy * (grid.margin + 1)}};
-
-	return IndexSearch{b, point_grid_cells(index, b),
-					   b.hi[0] >= index.x0 && b.hi[1] >= index.y0 &&
-					   b.lo[0] <= index.x0 + index.cell * index.gx && b.lo[1] <= index.y0 + index.cell * index.gy};
-}
-
 /* Visit each point of the index whose box meets the search's, once (the longs last). */
 template <class Visit>
 void
@@ -434,6 +413,124 @@ geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccP
 	uint64_t	found = geoacc_density_indexed_candidates(grid, index);
 
 	return geoacc_density_project_need(grid, (uint32_t) std::min<uint64_t>(2 * found, UINT32_MAX), with_values);
+}
+
+static void
+check_resident_values(const double *const *values, int nvalues, uint32_t n)
+{
+	if (nvalues < 0 || nvalues > GEOACC_DENSITY_RESIDENT_VALUES || (nvalues > 0 && values == nullptr))
+		fail(GEOACC_ERR_INVALID_ARGUMENT, "resident points: %d arrays of values, at most %d", nvalues,
+			 GEOACC_DENSITY_RESIDENT_VALUES);
+	for (int k = 0; k < nvalues; k++)
+	{
+		GeoaccDensityPoints p{nullptr, nullptr, values[k], n, GEOACC_DENSITY_SAMPLES, false};
+
+		if (values[k] == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "resident points: values array %d is missing", k);
+		for (uint32_t i = 0; i < n; i++)
+			check_value(p, i);
+	}
+}
+
+extern "C" GeoaccStatus
+geoacc_density_resident_create(GeoaccDevice device, const double *xy, const uint8_t *flags, uint32_t n,
+							   const double *const *values, int nvalues, const GeoaccPointGrid *index,
+							   GeoaccDensityResident **resident)
+{
+	return guarded([&] {
+		GeoaccDensityPoints points{xy, flags, nullptr, n, GEOACC_DENSITY_SAMPLES, false};
+
+		if (resident == nullptr || (n > 0 && (xy == nullptr || flags == nullptr)))
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "resident points: no points or nowhere to put them");
+		*resident = nullptr;
+		check_indexed(&points, index);
+		check_resident_values(values, nvalues, n);
+
+		GeoaccDensityResident *r = new GeoaccDensityResident{device, xy, flags, n, nvalues, {}, *index, nullptr, 0};
+
+		for (int k = 0; k < nvalues; k++)
+			r->values[k] = values[k];
+		if (device == GEOACC_DEVICE_GPU)
+		{
+			try
+			{
+				GEOACC_ON_GPU(r->gpu = resident_gpu_create(*r));
+			}
+			catch (...)
+			{
+				delete r;
+				throw;
+			}
+			r->device_bytes = geoacc_density_resident_bytes(n, nvalues, index);
+		}
+		*resident = r;
+	});
+}
+
+extern "C" void
+geoacc_density_resident_free(GeoaccDensityResident *resident)
+{
+	if (resident == nullptr)
+		return;
+#ifdef GEOACC_WITH_CUDA
+	resident_gpu_free(resident->gpu);
+#endif
+	delete resident;
+}
+
+extern "C" uint64_t
+geoacc_density_resident_bytes(uint32_t n, int nvalues, const GeoaccPointGrid *index)
+{
+	return (uint64_t) n * (2 * sizeof(double) + sizeof(uint8_t) + nvalues * sizeof(double))
+		+ ((uint64_t) index->gx * index->gy + 1) * sizeof(uint64_t)
+		+ index->nentries * sizeof(uint32_t) + (uint64_t) index->nlong * sizeof(uint32_t);
+}
+
+extern "C" uint64_t
+geoacc_density_resident_device_bytes(const GeoaccDensityResident *resident)
+{
+	return resident->device_bytes;
+}
+
+extern "C" GeoaccStatus
+geoacc_density_project_resident(const GeoaccDensityGrid *grid, const GeoaccDensityResident *resident, int values,
+								GeoaccDensityMode mode, bool interpolate, GeoaccDensityTiles *cells)
+{
+	return guarded([&] {
+		if (resident == nullptr || values < -1 || values >= resident->nvalues)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "resident projection: no points, or no values array %d", values);
+
+		GeoaccDensityPoints points{resident->xy, resident->flags, values >= 0 ? resident->values[values] : nullptr,
+								   resident->n, mode, interpolate};
+
+		check_grid(grid);
+		check_tiles(grid, cells);
+		check_indexed(&points, &resident->index);
+		if (resident->device == GEOACC_DEVICE_GPU)
+		{
+			if (points.values == nullptr)
+				GEOACC_ON_GPU(density_project_resident_gpu<uint32_t>(*grid, *resident, points, values, *cells));
+			else
+				GEOACC_ON_GPU(density_project_resident_gpu<int64_t>(*grid, *resident, points, values, *cells));
+		}
+		else if (points.values == nullptr)
+			density_project_indexed_cpu<uint32_t>(*grid, points, resident->index, *cells);
+		else
+			density_project_indexed_cpu<int64_t>(*grid, points, resident->index, *cells);
+	});
+}
+
+extern "C" GeoaccDeviceNeed
+geoacc_density_project_resident_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index, int with_values)
+{
+	IndexSearch s = index_search(*grid, *index);
+	GeoaccDeviceNeed need = geoacc_density_project_need(grid, 0, with_values);
+	/* where each row of the search's cells starts among the entries, and the candidates before it */
+	uint64_t	search = (2 * (uint64_t) (s.cells.c1[1] - s.cells.c0[1] + 1) + 1) * sizeof(uint64_t);
+
+	need.bytes += search;
+	need.least += search;
+	return need;
 }
 
 extern "C" GeoaccDeviceNeed

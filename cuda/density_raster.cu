@@ -13,6 +13,7 @@
 #include "density_raster.cuh"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace geoacc
@@ -407,6 +408,217 @@ density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const doub
 	}
 }
 
+/* ------------------------------------------------------ resident points */
+
+struct ResidentGpu
+{
+	DeviceBuffer<double> xy;
+	DeviceBuffer<uint8_t> flags;
+	DeviceBuffer<double> values[GEOACC_DENSITY_RESIDENT_VALUES];
+	DeviceBuffer<uint64_t> cell_start;
+	DeviceBuffer<uint32_t> entries;
+	DeviceBuffer<uint32_t> longs;
+};
+
+ResidentGpu *
+resident_gpu_create(const GeoaccDensityResident &r)
+{
+	std::unique_ptr<ResidentGpu> gpu(new ResidentGpu);
+	uint64_t	ncells = (uint64_t) r.index.gx * r.index.gy + 1;
+
+	gpu->xy.resize(2 * (size_t) r.n);
+	gpu->flags.resize(r.n);
+	for (int k = 0; k < r.nvalues; k++)
+		gpu->values[k].resize(r.n);
+	gpu->cell_start.resize(ncells);
+	gpu->entries.resize(r.index.nentries);
+	gpu->longs.resize(r.index.nlong);
+	gpu->xy.upload(r.xy, 2 * (size_t) r.n);
+	gpu->flags.upload(r.flags, r.n);
+	for (int k = 0; k < r.nvalues; k++)
+		gpu->values[k].upload(r.values[k], r.n);
+	gpu->cell_start.upload(r.index.cell_start, ncells);
+	gpu->entries.upload(r.index.entries, r.index.nentries);
+	gpu->longs.upload(r.index.longs, r.index.nlong);
+	stream_sync();
+	return gpu.release();
+}
+
+void
+resident_gpu_free(ResidentGpu *gpu)
+{
+	delete gpu;
+}
+
+namespace
+{
+
+/*
+ * A search of resident points on the device: the entries of each row of
+ * the search's cells (row k's cells c0..c1 hold the entries from
+ * row_entry[k], row_before[k] candidates before them), then the longs.
+ */
+struct ResidentSearch
+{
+	GeoaccDensityPoints points;
+	GeoaccPointGrid index;
+	IndexSearch search;
+	const uint64_t *row_entry;
+	const uint64_t *row_before; /* rows + 1 */
+	uint32_t	rows;
+	uint64_t	in_rows;		/* candidates in the rows; the longs follow */
+};
+
+/*
+ * Candidate k: the entry of a cell, taken when its point's box meets the
+ * search's and the cell is the first of the point's that the search covers
+ * (as the CPU's walk takes it), or a long whose box meets the search's.
+ */
+template <class T>
+__global__ void
+project_resident_kernel(DensityGeometry g, ResidentSearch s, uint64_t first, uint64_t end, BandCells<T> cells)
+{
+	uint64_t	k = first + (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t	i;
+
+	if (k >= end)
+		return;
+	if (k < s.in_rows)
+	{
+		uint32_t	lo = 0;
+		uint32_t	hi = s.rows;
+
+		while (hi - lo > 1)		/* the last row starting at or before k */
+		{
+			uint32_t	mid = (lo + hi) / 2;
+
+			if (s.row_before[mid] <= k)
+				lo = mid;
+			else
+				hi = mid;
+		}
+
+		uint64_t	e = s.row_entry[lo] + (k - s.row_before[lo]);
+
+		i = s.index.entries[e];
+
+		PointBox	b = point_box(s.points.xy, s.points.flags, i);
+
+		if (!boxes_meet(b, s.search.box))
+			return;
+
+		CellRange	r = point_grid_cells(s.index, b);
+		uint32_t	cx = r.c0[0] > s.search.cells.c0[0] ? r.c0[0] : s.search.cells.c0[0];
+		uint32_t	cy = r.c0[1] > s.search.cells.c0[1] ? r.c0[1] : s.search.cells.c0[1];
+		uint64_t	c = (uint64_t) cy * s.index.gx + cx;
+
+		if (cy != s.search.cells.c0[1] + lo || e < s.index.cell_start[c] || e >= s.index.cell_start[c + 1])
+			return;
+	}
+	else
+	{
+		i = s.index.longs[k - s.in_rows];
+		if (!boxes_meet(point_box(s.points.xy, s.points.flags, i), s.search.box))
+			return;
+	}
+	density_point<T>(g, s.points, i, cells);
+}
+
+/* candidates per launch between polls for a cancel */
+constexpr uint64_t CANDIDATES_PER_LAUNCH = uint64_t(1) << 22;
+
+}								/* namespace */
+
+/*
+ * As density_project_gpu, with the points already on the device: each band
+ * of grid rows starts at zero, takes what every candidate of the search
+ * adds to it, and its nonzero tiles are added to the host's.  The rows of
+ * the search are laid out on the host, from the caller's copy of the
+ * index's cell starts.
+ */
+template <class T>
+void
+density_project_resident_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityResident &resident,
+							 const GeoaccDensityPoints &points, int values, GeoaccDensityTiles &tiles)
+{
+	const GeoaccPointGrid &ix = resident.index;
+	DensityGeometry g = density_geometry(grid, points.interpolate);
+	IndexSearch search = index_search(grid, ix);
+	uint32_t	rows = search.meets ? search.cells.c1[1] - search.cells.c0[1] + 1 : 0;
+	std::vector<uint64_t> layout(2 * (size_t) rows + 1);
+	uint64_t   *row_entry = layout.data();
+	uint64_t   *row_before = layout.data() + rows;
+	uint64_t	in_rows = 0;
+
+	for (uint32_t k = 0; k < rows; k++)
+	{
+		uint64_t	row = (uint64_t) (search.cells.c0[1] + k) * ix.gx;
+
+		row_entry[k] = ix.cell_start[row + search.cells.c0[0]];
+		row_before[k] = in_rows;
+		in_rows += ix.cell_start[row + search.cells.c1[0] + 1] - row_entry[k];
+	}
+	row_before[rows] = in_rows;
+
+	uint64_t	candidates = in_rows + ix.nlong;
+
+	if (candidates == 0)
+		return;
+
+	uint64_t	row_bytes = density_row_bytes(g, sizeof(T));
+	uint64_t	available = geoacc_gpu_memory_available();
+	uint32_t	all_tiles = tiles.tile_columns * tiles.tile_rows;
+	uint64_t	pack = std::min(all_tiles, DENSITY_PACK_TILES);
+	uint64_t	layout_bytes = layout.size() * sizeof(uint64_t);
+	uint32_t	band_rows = g.rows;
+
+	if (row_bytes * g.rows + layout_bytes + density_pack_bytes(g, sizeof(T), pack) > available)
+	{
+		/* a quarter of the cap for the tiles brought back, the rest for cells */
+		uint64_t	tile_bytes = sizeof(uint32_t) + DENSITY_TILE_CELLS * sizeof(T);
+
+		pack = std::min<uint64_t>(pack, std::max<uint64_t>(1, available / 4 / tile_bytes));
+		uint64_t	fixed = density_pack_bytes(g, sizeof(T), pack) + layout_bytes;
+
+		band_rows = (uint32_t) std::min<uint64_t>(
+			g.rows, std::max<uint64_t>(1, (available > fixed ? available - fixed : 0) / row_bytes));
+	}
+
+	DeviceBuffer<uint64_t> d_layout(layout.size());
+	DeviceBuffer<T> d_cells((size_t) band_rows * g.columns);
+	DeviceBuffer<uint8_t> d_occupied(all_tiles);
+	DeviceBuffer<uint32_t> d_index(pack);
+	DeviceBuffer<T> d_pack(pack * DENSITY_TILE_CELLS);
+	ResidentSearch s{points, ix, search, d_layout.data(), d_layout.data() + rows, rows, in_rows};
+
+	s.points.xy = resident.gpu->xy.data();
+	s.points.flags = resident.gpu->flags.data();
+	s.points.values = values >= 0 ? resident.gpu->values[values].data() : nullptr;
+	s.index.cell_start = resident.gpu->cell_start.data();
+	s.index.entries = resident.gpu->entries.data();
+	s.index.longs = resident.gpu->longs.data();
+	d_layout.upload(layout.data(), layout.size());
+	for (uint32_t row_first = 0; row_first < g.rows; row_first += band_rows)
+	{
+		uint32_t	row_end = std::min(g.rows, row_first + band_rows);
+		BandCells<T> cells{d_cells.data(), g.columns, row_first, row_end};
+
+		GEOACC_CUDA_TRY(cudaMemsetAsync(d_cells.data(), 0, sizeof(T) * (row_end - row_first) * g.columns,
+										stream()));
+		for (uint64_t first = 0; first < candidates; first += CANDIDATES_PER_LAUNCH)
+		{
+			uint64_t	end = std::min(candidates, first + CANDIDATES_PER_LAUNCH);
+
+			project_resident_kernel<T><<<blocks_for(end - first, PROJECT_THREADS), PROJECT_THREADS, 0, stream()>>>(
+				g, s, first, end, cells);
+			GEOACC_CUDA_CHECK_LAUNCH();
+			if (end < candidates)
+				sync_and_check_interrupt();
+		}
+		add_band_to_tiles(g, d_cells.data(), row_first, row_end, d_occupied, d_index, d_pack, tiles);
+	}
+}
+
 /* the two kinds of cells: counts and fixed-point sums */
 template void density_project_device<uint32_t>(const DensityGeometry &, const GeoaccDensityPoints &, uint32_t,
 												uint32_t, uint32_t *, uint32_t, uint32_t);
@@ -422,6 +634,10 @@ template void density_project_gpu<uint32_t>(const GeoaccDensityGrid &, const Geo
 											 GeoaccDensityTiles &);
 template void density_project_gpu<int64_t>(const GeoaccDensityGrid &, const GeoaccDensityPoints &,
 											GeoaccDensityTiles &);
+template void density_project_resident_gpu<uint32_t>(const GeoaccDensityGrid &, const GeoaccDensityResident &,
+													  const GeoaccDensityPoints &, int, GeoaccDensityTiles &);
+template void density_project_resident_gpu<int64_t>(const GeoaccDensityGrid &, const GeoaccDensityResident &,
+													 const GeoaccDensityPoints &, int, GeoaccDensityTiles &);
 template void density_convolve_gpu<uint32_t>(uint32_t, uint32_t, const uint32_t *, const double *, int, double *);
 template void density_convolve_gpu<int64_t>(uint32_t, uint32_t, const int64_t *, const double *, int, double *);
 

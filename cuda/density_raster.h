@@ -24,6 +24,7 @@
 #define GEOACC_DENSITY_RASTER_H
 
 #include "core.h"
+#include "point_grid.h"
 
 #include <algorithm>
 #include <cmath>
@@ -324,14 +325,60 @@ density_term(double sum, double weight, double value)
 /* Fill weights[size * size] (host only: both devices use this table). */
 void		density_kernel_weights(GeoaccDensityKernel kernel, int size, double *weights);
 
+/* A search of an index for what may add to a grid: its extent widened by the margin and a cell more. */
+struct IndexSearch
+{
+	PointBox	box;
+	CellRange	cells;
+	bool		meets;			/* the box meets the index's grid (cells beyond it are clamped) */
+};
+
+inline IndexSearch
+index_search(const GeoaccDensityGrid &grid, const GeoaccPointGrid &index)
+{
+	double		sx = (grid.xmax - grid.xmin) / grid.width;
+	double		sy = (grid.ymax - grid.ymin) / grid.height;
+	PointBox	b{{grid.xmin - sx * (grid.margin + 1), grid.ymin - sy * (grid.margin + 1)},
+				  {grid.xmax + sx * (grid.margin + 1), grid.ymax + sy * (grid.margin + 1)}};
+
+	return IndexSearch{b, point_grid_cells(index, b),
+					   b.hi[0] >= index.x0 && b.hi[1] >= index.y0 &&
+					   b.lo[0] <= index.x0 + index.cell * index.gx && b.lo[1] <= index.y0 + index.cell * index.gy};
+}
+
+/* The device copies of resident points (density_raster.cu). */
+struct ResidentGpu;
+
 /* GPU halves of the C ABI entry points (density_raster.cu). */
 template <class T>
 void		density_project_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPoints &points,
 								GeoaccDensityTiles &cells);
+ResidentGpu *resident_gpu_create(const GeoaccDensityResident &resident);
+void		resident_gpu_free(ResidentGpu *gpu);
+template <class T>
+void		density_project_resident_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityResident &resident,
+										 const GeoaccDensityPoints &points, int values, GeoaccDensityTiles &cells);
 template <class T>
 void		density_convolve_gpu(uint32_t width, uint32_t height, const T *cells, const double *weights,
 								 int size, double *out);
 
 }								/* namespace geoacc */
+
+/*
+ * Resident points (geoacc_density_resident_create): the caller's arrays,
+ * and on the GPU their device copies.
+ */
+struct GeoaccDensityResident
+{
+	GeoaccDevice device;
+	const double *xy;
+	const uint8_t *flags;
+	uint32_t	n;
+	int			nvalues;
+	const double *values[GEOACC_DENSITY_RESIDENT_VALUES];
+	GeoaccPointGrid index;
+	geoacc::ResidentGpu *gpu;	/* NULL on the CPU */
+	uint64_t	device_bytes;
+};
 
 #endif							/* GEOACC_DENSITY_RASTER_H */

@@ -399,6 +399,43 @@ uint64_t	geoacc_density_indexed_candidates(const GeoaccDensityGrid *grid, const 
 GeoaccDeviceNeed geoacc_density_project_indexed_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index,
 													 int with_values);
 
+/*
+ * Points and their index kept ready on a device for many projections (a
+ * snapshot's, in the process that serves its calls): on the GPU a copy of
+ * the arrays in device memory, made once; on the CPU the caller's arrays
+ * themselves, which must then outlive it.  The points are xy and flags, n
+ * of them, with up to GEOACC_DENSITY_RESIDENT_VALUES arrays of values (each
+ * finite, >= 0 and below 2^27, or the copy is refused), any of which a
+ * projection may take as the points' values.
+ */
+#define GEOACC_DENSITY_RESIDENT_VALUES 2
+
+typedef struct GeoaccDensityResident GeoaccDensityResident;
+
+GeoaccStatus geoacc_density_resident_create(GeoaccDevice device, const double *xy, const uint8_t *flags, uint32_t n,
+											const double *const *values, int nvalues, const GeoaccPointGrid *index,
+											GeoaccDensityResident **resident);
+void		geoacc_density_resident_free(GeoaccDensityResident *resident);
+
+/* Device memory of a GPU copy of n points with nvalues arrays of values and their index. */
+uint64_t	geoacc_density_resident_bytes(uint32_t n, int nvalues, const GeoaccPointGrid *index);
+
+/* Device memory a resident copy holds (0 on the CPU). */
+uint64_t	geoacc_density_resident_device_bytes(const GeoaccDensityResident *resident);
+
+/*
+ * geoacc_density_project_indexed() of the resident points on the device
+ * they are kept on, with the values of array `values` (-1: none, counts),
+ * the mode and interpolation given: the same cells, to the bit.
+ */
+GeoaccStatus geoacc_density_project_resident(const GeoaccDensityGrid *grid, const GeoaccDensityResident *resident,
+											 int values, GeoaccDensityMode mode, bool interpolate,
+											 GeoaccDensityTiles *cells);
+
+/* Device memory of that on the GPU besides the copy (the cells, or at least a band of them). */
+GeoaccDeviceNeed geoacc_density_project_resident_need(const GeoaccDensityGrid *grid, const GeoaccPointGrid *index,
+													  int with_values);
+
 /* -------------------------------------------------------------- simplify */
 
 /* The distance Douglas-Peucker measures from a vertex to a segment. */

@@ -1081,21 +1081,31 @@ TEST(point_grid_enters_each_box)
 	}
 }
 
-/* One grid: the cells (counts or sums) through the index on `device` equal the CPU's of every point. */
+/*
+ * One grid: the cells (counts or sums) through the index on `device`, and
+ * those of the resident copy of the points with values array `slot`, equal
+ * the CPU's of every point.
+ */
 template <class T>
 void
 check_indexed_equals_whole(GeoaccDevice device, const GeoaccDensityGrid &grid, const GeoaccDensityPoints &pts,
-						   const Index &ix)
+						   const Index &ix, const GeoaccDensityResident *resident, int slot)
 {
 	std::vector<T> whole(grid_cells(grid), 0);
 	Tiles<T>	indexed(grid);
+	Tiles<T>	kept(grid);
 
 	project_into(GEOACC_DEVICE_CPU, grid, pts, whole);
 	CHECK_OK(geoacc_density_project_indexed(device, &grid, &pts, &ix.grid, &indexed.core));
 	CHECK(indexed.cells() == whole);
+	CHECK_OK(geoacc_density_project_resident(&grid, resident, slot, pts.mode, pts.interpolate, &kept.core));
+	CHECK(kept.cells() == whole);
 }
 
-/* The projection through an index equals the projection of every point, on random tiles of the points' area. */
+/*
+ * The projection through an index, and of the points kept on the device,
+ * equals the projection of every point, on random tiles of the points' area.
+ */
 void
 check_indexed_equals_whole(GeoaccDevice device)
 {
@@ -1103,11 +1113,20 @@ check_indexed_equals_whole(GeoaccDevice device)
 	auto	   &rng = core_test::rng();
 	GeoaccDensityGrid area = {500000, 4000000, 560000, 4050000, 64, 64, 0};
 	Points		p = random_tracks(area, 60000);
+	Points		q = p;			/* the same points with other values: the resident copy's second array */
 
+	for (double &v : q.values)
+		v = std::floor(v * 7.0) / 3.0;
 	for (uint32_t max_side : {2u, 64u, 4096u})
 	{
 		Index		ix(p, 4, max_side);
+		const double *values[] = {p.values.data(), q.values.data()};
+		GeoaccDensityResident *resident = nullptr;
 
+		CHECK_OK(geoacc_density_resident_create(device, p.xy.data(), p.flags.data(), p.size(), values, 2, &ix.grid,
+												&resident));
+		CHECK(geoacc_density_resident_device_bytes(resident) ==
+			  (device == GEOACC_DEVICE_GPU ? geoacc_density_resident_bytes(p.size(), 2, &ix.grid) : 0));
 		for (int t = 0; t < 12; t++)
 		{
 			/* a tile from a tenth of a cell of the index to more than the whole area, anywhere near it */
@@ -1118,11 +1137,15 @@ check_indexed_equals_whole(GeoaccDevice device)
 
 			for (bool interpolate : {true, false})
 			{
-				check_indexed_equals_whole<uint32_t>(device, grid, p.core(GEOACC_DENSITY_SAMPLES, interpolate, false), ix);
-				for (GeoaccDensityMode mode : {GEOACC_DENSITY_SAMPLES, GEOACC_DENSITY_TIME})
-					check_indexed_equals_whole<int64_t>(device, grid, p.core(mode, interpolate, true), ix);
+				check_indexed_equals_whole<uint32_t>(device, grid, p.core(GEOACC_DENSITY_SAMPLES, interpolate, false),
+													 ix, resident, -1);
+				check_indexed_equals_whole<int64_t>(device, grid, p.core(GEOACC_DENSITY_SAMPLES, interpolate, true),
+													ix, resident, 0);
+				check_indexed_equals_whole<int64_t>(device, grid, q.core(GEOACC_DENSITY_TIME, interpolate, true),
+													ix, resident, 1);
 			}
 		}
+		geoacc_density_resident_free(resident);
 	}
 }
 
@@ -1135,6 +1158,32 @@ TEST(gpu_density_indexed_equals_whole)
 {
 	REQUIRE_GPU();
 	check_indexed_equals_whole(GEOACC_DEVICE_GPU);
+}
+
+/* A resident copy on the GPU fits its device need, and is given back when freed. */
+TEST(gpu_density_resident_memory)
+{
+	REQUIRE_GPU();
+
+	GeoaccDensityGrid area = {0, 0, 1000, 1000, 16, 16, 0};
+	Points		p = random_tracks(area, 20000);
+	Index		ix(p, 8, 4096);
+	const double *values[] = {p.values.data()};
+	uint64_t	before = geoacc_gpu_memory_in_use();
+	uint64_t	bytes = geoacc_density_resident_bytes(p.size(), 1, &ix.grid);
+	GeoaccDensityResident *resident = nullptr;
+
+	CHECK_OK(geoacc_density_resident_create(GEOACC_DEVICE_GPU, p.xy.data(), p.flags.data(), p.size(), values, 1,
+											&ix.grid, &resident));
+	CHECK(geoacc_gpu_memory_in_use() == before + bytes);
+	geoacc_density_resident_free(resident);
+	CHECK(geoacc_gpu_memory_in_use() == before);
+	/* a cap below the copy: refused, nothing kept */
+	geoacc_gpu_set_memory_limit(before + bytes / 2);
+	CHECK(geoacc_density_resident_create(GEOACC_DEVICE_GPU, p.xy.data(), p.flags.data(), p.size(), values, 1,
+										 &ix.grid, &resident) == GEOACC_ERR_DEVICE_MEMORY);
+	CHECK(resident == nullptr && geoacc_gpu_memory_in_use() == before);
+	geoacc_gpu_set_memory_limit(0);
 }
 
 TEST(density_indexed_bad_arguments)
@@ -1159,6 +1208,28 @@ TEST(density_indexed_bad_arguments)
 
 	CHECK(geoacc_density_project_indexed(GEOACC_DEVICE_CPU, &grid, &negative, &ix.grid, &s.core) ==
 		  GEOACC_ERR_INVALID_ARGUMENT);
+
+	/* a resident copy: refused with a value out of range, too many arrays, or without an index; a missing array */
+	const double *negative_values[] = {p.values.data()};
+	GeoaccDensityResident *resident = nullptr;
+
+	CHECK(geoacc_density_resident_create(GEOACC_DEVICE_CPU, p.xy.data(), p.flags.data(), p.size(), negative_values, 1,
+										 &ix.grid, &resident) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(resident == nullptr);
+	p.values[1] = 1;
+	CHECK(geoacc_density_resident_create(GEOACC_DEVICE_CPU, p.xy.data(), p.flags.data(), p.size(), negative_values,
+										 GEOACC_DENSITY_RESIDENT_VALUES + 1, &ix.grid, &resident) ==
+		  GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_resident_create(GEOACC_DEVICE_CPU, p.xy.data(), p.flags.data(), p.size(), negative_values, 1,
+										 &empty, &resident) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK_OK(geoacc_density_resident_create(GEOACC_DEVICE_CPU, p.xy.data(), p.flags.data(), p.size(), negative_values,
+											1, &ix.grid, &resident));
+	CHECK(geoacc_density_project_resident(&grid, resident, 1, GEOACC_DENSITY_SAMPLES, true, &s.core) ==
+		  GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_density_project_resident(&grid, resident, -1, GEOACC_DENSITY_TIME, true, &t.core) ==
+		  GEOACC_ERR_INVALID_ARGUMENT);
+	geoacc_density_resident_free(resident);
+
 	p.flags[0] |= GEOACC_DENSITY_JOIN;
 	CHECK(geoacc_point_grid_shape(p.xy.data(), p.flags.data(), p.size(), 8, 16, &empty) == GEOACC_ERR_INVALID_ARGUMENT);
 }
