@@ -218,7 +218,7 @@ SERVICE_TESTDIR ?= /tmp/geoacc-service-test
 SERVICE_REGRESS = $(filter-out device budget,$(REGRESS)) snapshot
 .PHONY: installcheck-service
 installcheck-service:
-	PGOPTIONS='-c geoacc.device=gpu' $(pg_regress_installcheck) $(REGRESS_OPTS) $(SERVICE_REGRESS)
+	export PGOPTIONS="$$PGOPTIONS -c geoacc.device=gpu"; $(pg_regress_installcheck) $(REGRESS_OPTS) $(SERVICE_REGRESS)
 
 SERVICE_AS ?=
 .PHONY: check-service

@@ -31,6 +31,12 @@ SELECT z, x, y,
 		(SELECT gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 32, 32, 'gaussian', 1, true, 'time', w) FROM tracks_3857) AS weighted_time
 FROM tiles WHERE z BETWEEN 8 AND 12 ORDER BY z, x, y;
 
+-- the device processes that ran those tiles keep the snapshot's points prepared (on the GPU a copy in device
+-- memory, counted apart from the calls' budget; in the cpu mode the service memory itself, no device bytes)
+SELECT device_copies > 0 AS kept, (device_bytes > 0) = ((SELECT mode FROM geoacc_service()) = 'gpu') AS device_bytes_as_mode
+FROM geoacc_snapshots() WHERE name = 'ais';
+SELECT snapshot_copies > 0 AS service_keeps FROM geoacc_service();
+
 -- any extent, not only tiles: the harbour's extent in 3857, 600 x 500 cells
 SELECT geoacc_snapshot_density('ais', e, 600, 500) = (SELECT gpu_density_raster(geom, e, 600, 500) FROM tracks_3857) AS same_extent
 FROM (SELECT ST_SetSRID(ST_Extent(geom), 3857)::geometry AS e FROM tracks_3857) x;
@@ -254,6 +260,15 @@ SELECT geoacc_snapshot_create('bad', 'SELECT id, ST_Force2D(traj) AS traj FROM a
 
 SELECT geoacc_snapshot_drop(name) FROM geoacc_snapshots();
 SELECT count(*) AS left FROM geoacc_snapshots();
+-- what the device processes kept of the dropped snapshots is released (they look at least once a second)
+DO $$
+BEGIN
+	FOR i IN 1..100 LOOP
+		EXIT WHEN (SELECT snapshot_copies FROM geoacc_service()) = 0;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
+SELECT snapshot_copies, snapshot_device_bytes FROM geoacc_service();
 DROP TABLE snapshot_fixes;
 DROP ROLE geoacc_alice;
 DROP ROLE geoacc_bob;

@@ -210,6 +210,20 @@ GeoaccCallMemoryCap(void)
 	return total;
 }
 
+/* What the GPU service keeps of snapshots on GPU `device` (its GPU, if any). */
+static uint64
+KeptBytes(int device)
+{
+	int			service_device;
+	uint64		device_memory;
+	uint64		available;
+
+	if (!GeoaccServiceActive() || !GeoaccServiceGpu(&service_device, &device_memory, &available) ||
+		service_device != device)
+		return 0;
+	return GeoaccServiceKeptBytes();
+}
+
 static char *
 SizeText(uint64 bytes)
 {
@@ -248,11 +262,14 @@ Reserve(GeoaccCall *call, Holding *h, int device, uint64 device_memory, uint64 c
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
+		/* what the service's device processes keep of snapshots is not the calls' */
+		uint64		kept = KeptBytes(device);
+
 		SpinLockAcquire(&budget->mutex);
 		total = BudgetTotal(gb);	/* a reload may have changed it */
 		want = Min(Min(need.bytes, cap), total);
 		least = Min(Max(need.least, 1), want);
-		free = total > gb->reserved ? total - gb->reserved : 0;
+		free = total > gb->reserved + kept ? total - gb->reserved - kept : 0;
 		if (free >= least && want > 0)
 		{
 			taken = Min(free, want);
@@ -391,8 +408,8 @@ geoacc_gpu_budget(PG_FUNCTION_ARGS)
 	{
 		GpuBudget	copy;
 		uint64		total;
-		Datum		values[8];
-		bool		nulls[8] = {false};
+		Datum		values[9];
+		bool		nulls[9] = {false};
 
 		SpinLockAcquire(&budget->mutex);
 		copy = budget->gpus[i];
@@ -408,6 +425,7 @@ geoacc_gpu_budget(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum(copy.waits);
 		values[6] = Int64GetDatum(copy.fallbacks);
 		values[7] = Int64GetDatum(copy.timeouts);
+		values[8] = Int64GetDatum((int64) KeptBytes(i));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

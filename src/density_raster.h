@@ -113,9 +113,28 @@ void		DensityStateAppend(DensityState *state, double x, double y, uint8 flags, d
 /* Project the buffered points into the cells on the chosen device. */
 void		DensityStateFlush(DensityState *state);
 
-/* Project the points of an index that can reach the grid, unless together they could overflow a cell (false). */
+/*
+ * A snapshot's points as a device process may keep them prepared
+ * (geoacc_density_resident_create): the snapshot entry's serial (0: not to
+ * be kept), the arrays of values kept with them, and which of those the
+ * projection takes (-1: none).
+ */
+typedef struct DensityResidence
+{
+	uint64		serial;
+	const double *values[GEOACC_DENSITY_RESIDENT_VALUES];
+	int			nvalues;
+	int			slot;
+} DensityResidence;
+
+/*
+ * Project the points of an index that can reach the grid, unless together
+ * they could overflow a cell (false); from the device process's prepared
+ * copy where `residence` allows one.
+ */
 bool		DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *points,
-									   const GeoaccPointGrid *index, uint64 bound);
+									   const GeoaccPointGrid *index, uint64 bound,
+									   const DensityResidence *residence);
 
 /* Add the state a datum stands for to a's cells: an ERROR unless both have the same arguments and SRID. */
 void		DensityStateAdd(DensityState *a, Datum datum);

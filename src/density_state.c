@@ -345,14 +345,76 @@ typedef struct IndexedRun
 	GeoaccDensityPoints points;
 	GeoaccPointGrid index;
 	GeoaccDensityTiles cells;
+	DensityResidence residence;
 } IndexedRun;
+
+static void
+ReleaseResident(void *resident)
+{
+	geoacc_density_resident_free(resident);
+}
+
+/*
+ * The copy of the points this device process keeps, made now where it may
+ * keep one and the GPU has room for it beside the projection; NULL: none.
+ * A copy that cannot be made (no room, values it refuses) leaves the
+ * projection to the index in the service memory: the same cells.
+ */
+static GeoaccDensityResident *
+KeptPoints(GeoaccDevice device, IndexedRun *r)
+{
+	const DensityResidence *res = &r->residence;
+	GeoaccDensityResident *kept;
+
+	if (res->serial == 0 || !GeoaccServiceMayKeep())
+		return NULL;
+	kept = GeoaccServiceKept(res->serial);
+	if (kept)
+		return kept;
+	if (device == GEOACC_DEVICE_GPU &&
+		geoacc_density_resident_bytes(r->points.n, res->nvalues, &r->index) +
+		geoacc_density_project_resident_need(&r->grid, &r->index, r->points.values != NULL).bytes >
+		geoacc_gpu_memory_available())
+		return NULL;
+	if (geoacc_density_resident_create(device, r->points.xy, r->points.flags, r->points.n, res->values,
+									   res->nvalues, &r->index, &kept) != GEOACC_OK)
+		return NULL;
+	GeoaccServiceKeep(res->serial, kept, geoacc_density_resident_device_bytes(kept), ReleaseResident);
+	return kept;
+}
 
 static GeoaccStatus
 ProjectIndexedOn(GeoaccDevice device, void *arg)
 {
 	IndexedRun *r = arg;
+	GeoaccDensityResident *kept = KeptPoints(device, r);
 
+	if (kept)
+		return geoacc_density_project_resident(&r->grid, kept, r->residence.slot, r->points.mode,
+											   r->points.interpolate, &r->cells);
 	return geoacc_density_project_indexed(device, &r->grid, &r->points, &r->index, &r->cells);
+}
+
+/*
+ * The device memory of a projection of an index: with the points kept on
+ * the GPU by every device process, the cells alone; else the copy of the
+ * points, for the device process that makes it, or at least what the
+ * projection from the service memory takes.
+ */
+static GeoaccDeviceNeed
+IndexedNeed(const IndexedRun *r)
+{
+	bool		sums = r->points.values != NULL;
+	GeoaccDeviceNeed need = geoacc_density_project_indexed_need(&r->grid, &r->index, sums);
+	GeoaccDeviceNeed kept = geoacc_density_project_resident_need(&r->grid, &r->index, sums);
+
+	if (r->residence.serial == 0)
+		return need;
+	if (GeoaccSnapshotKeptEverywhere(r->residence.serial))
+		return kept;
+	need.bytes = Max(need.bytes, kept.bytes + geoacc_density_resident_bytes(r->points.n, r->residence.nvalues,
+																			 &r->index));
+	return need;
 }
 
 /*
@@ -363,11 +425,10 @@ ProjectIndexedOn(GeoaccDevice device, void *arg)
  */
 bool
 DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *points, const GeoaccPointGrid *index,
-						   uint64 bound)
+						   uint64 bound, const DensityResidence *residence)
 {
-	IndexedRun	run = {state->h.args.grid, *points, *index, state->cells};
-	GeoaccWork	work = {ProjectIndexedOn, &run,
-						geoacc_density_project_indexed_need(&state->h.args.grid, index, DensityHasSums(&state->h.args)),
+	IndexedRun	run = {state->h.args.grid, *points, *index, state->cells, {0, {NULL, NULL}, 0, -1}};
+	GeoaccWork	work = {ProjectIndexedOn, &run, {0, 0},
 						true,			/* the cells are added to */
 						sizeof(run)};
 
@@ -376,6 +437,9 @@ DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *point
 		return false;
 	if (points->n == 0)
 		return true;
+	if (residence)
+		run.residence = *residence;
+	work.need = IndexedNeed(&run);
 	/* the device is chosen for the points looked at, not for all the index holds */
 	GeoaccCallRun("gpu_density_raster (projection)", (int64) geoacc_density_indexed_candidates(&run.grid, index), &work);
 	state->h.cell_bound += bound;

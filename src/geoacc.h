@@ -278,6 +278,27 @@ void	   *GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *d
 void		GeoaccSnapshotUnpin(void);
 void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation);
 
+/*
+ * What device processes keep prepared of snapshots for their calls (the
+ * points and index of a snapshot of points, copied to the GPU), under the
+ * entry's serial, which no other entry has while the service memory lasts.
+ * A device process makes such a copy in a call over the snapshot and keeps
+ * it (GeoaccServiceKeep) until the entry is gone; its device memory counts
+ * against the GPU memory budget (GeoaccServiceKeptBytes).
+ *
+ * PinnedResidence: of the entry this backend has pinned, its serial (0:
+ * none), the device processes that keep it and their device memory.
+ * KeptEverywhere: whether every running device process keeps it.
+ * Kept (in a device process): what it keeps of the entry, or NULL.
+ * MayKeep: whether this process is a device process, which may keep things.
+ */
+void		GeoaccSnapshotPinnedResidence(uint64 *serial, int *copies, uint64 *device_bytes);
+bool		GeoaccSnapshotKeptEverywhere(uint64 serial);
+uint64		GeoaccServiceKeptBytes(void);
+void	   *GeoaccServiceKept(uint64 serial);
+bool		GeoaccServiceMayKeep(void);
+void		GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void *what));
+
 /* A row of a snapshot of meshes (snapshot.c): its id, SRID and welded mesh. */
 typedef struct GeoaccSnapshotMesh
 {

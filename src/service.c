@@ -63,6 +63,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
+#include "port/pg_bitutils.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/backendid.h"
@@ -158,12 +159,17 @@ typedef struct SnapshotEntry
 	int64		generation;
 	void	   *data;
 	bool		dropped;		/* freed when no caller has it pinned */
+	uint64		serial;			/* unique while the service memory lasts: names the device processes' copies */
+	uint32		kept_by;		/* the device processes that keep it prepared (bit per index) */
+	uint64		copy_bytes;		/* of device memory, each such copy */
 } SnapshotEntry;
 
 typedef struct DeviceProcess
 {
 	volatile int pid;			/* 0: not running */
 	TimestampTz started_at;
+	int			kept;			/* snapshots it keeps prepared */
+	volatile uint64 kept_bytes; /* the device memory they hold */
 } DeviceProcess;
 
 typedef enum GpuState
@@ -204,6 +210,7 @@ typedef struct ServiceHeader
 	uint64		gpu_available;	/* what geoacc may use of it, as the device process first saw it */
 	char		gpu_message[512];
 	uint64		snapshots;		/* the first SnapshotEntry, as an offset (0: none) */
+	uint64		next_serial;	/* of snapshot entries */
 	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } ServiceHeader;
 
@@ -214,6 +221,22 @@ static int	my_index = -1;			/* in a device process: its index */
 static int	current_slot = -1;		/* in a device process: the request it runs */
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool exit_callback_registered = false;
+
+/*
+ * In a device process: what it keeps prepared of snapshots for their calls
+ * (a copy in device memory), by the entry's serial; released once the
+ * entry is gone.
+ */
+typedef struct Kept
+{
+	struct Kept *next;
+	uint64		serial;
+	void	   *what;
+	uint64		bytes;
+	void		(*release) (void *what);
+} Kept;
+
+static Kept *kept_list = NULL;
 
 static inline char *
 Base(void)
@@ -956,7 +979,7 @@ GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data)
 			((WorkHolder *) b->holder)->ptr = NULL;
 		b->holder = NULL;
 		b->owner = OWNER_SNAPSHOT;
-		*e = (SnapshotEntry) {arena->snapshots, database, id, generation, data, false};
+		*e = (SnapshotEntry) {arena->snapshots, database, id, generation, data, false, ++arena->next_serial, 0, 0};
 		arena->snapshots = OffsetOf(e);
 	}
 	if (e)
@@ -997,6 +1020,149 @@ GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_gen
 	}
 	SnapshotsCollect();
 	Unlock();
+}
+
+void
+GeoaccSnapshotPinnedResidence(uint64 *serial, int *copies, uint64 *device_bytes)
+{
+	const SnapshotEntry *e;
+
+	*serial = 0;
+	*copies = 0;
+	*device_bytes = 0;
+	if (arena == NULL || am_device_process || MyBackendId <= 0 || MyBackendId > arena->nslots)
+		return;
+	Lock();
+	e = arena->slots[MyBackendId - 1].pinned;
+	if (e)
+	{
+		*serial = e->serial;
+		*copies = pg_popcount32(e->kept_by);
+		*device_bytes = e->copy_bytes * *copies;
+	}
+	Unlock();
+}
+
+bool
+GeoaccSnapshotKeptEverywhere(uint64 serial)
+{
+	bool		everywhere = false;
+
+	if (arena == NULL || serial == 0)
+		return false;
+	Lock();
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+	{
+		const SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		if (e->serial == serial)
+		{
+			everywhere = true;
+			for (int p = 0; p < arena->nprocs; p++)
+				if (arena->procs[p].pid > 0 && !(e->kept_by & (1u << p)))
+					everywhere = false;
+		}
+	}
+	Unlock();
+	return everywhere;
+}
+
+uint64
+GeoaccServiceKeptBytes(void)
+{
+	uint64		bytes = 0;
+
+	if (arena == NULL)
+		return 0;
+	for (int p = 0; p < arena->nprocs; p++)
+		bytes += arena->procs[p].kept_bytes;
+	return bytes;
+}
+
+void *
+GeoaccServiceKept(uint64 serial)
+{
+	for (Kept *k = kept_list; k; k = k->next)
+		if (k->serial == serial)
+			return k->what;
+	return NULL;
+}
+
+bool
+GeoaccServiceMayKeep(void)
+{
+	return am_device_process;
+}
+
+void
+GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void *what))
+{
+	Kept	   *k = malloc(sizeof(Kept));
+
+	if (k == NULL)
+	{
+		release(what);
+		return;
+	}
+	*k = (Kept) {kept_list, serial, what, bytes, release};
+	kept_list = k;
+	Lock();
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		if (e->serial == serial)
+		{
+			e->kept_by |= 1u << my_index;
+			e->copy_bytes = bytes;
+		}
+	}
+	arena->procs[my_index].kept++;
+	arena->procs[my_index].kept_bytes += bytes;
+	Unlock();
+}
+
+/*
+ * Release what this process keeps of snapshots whose entries are gone
+ * (lock held: released around the releases).  An entry dropped but still
+ * pinned keeps its copies: its readers' next calls use them.
+ */
+static void
+ReleaseGoneSnapshots(void)
+{
+	Kept	  **link = &kept_list;
+	Kept	   *gone = NULL;
+
+	while (*link)
+	{
+		Kept	   *k = *link;
+		bool		found = false;
+
+		for (uint64 o = arena->snapshots; o && !found; o = ((SnapshotEntry *) (Base() + o))->next)
+			found = ((SnapshotEntry *) (Base() + o))->serial == k->serial;
+		if (found)
+		{
+			link = &k->next;
+			continue;
+		}
+		*link = k->next;
+		k->next = gone;
+		gone = k;
+		arena->procs[my_index].kept--;
+		arena->procs[my_index].kept_bytes -= k->bytes;
+	}
+	if (gone == NULL)
+		return;
+	Unlock();
+	while (gone)
+	{
+		Kept	   *k = gone;
+
+		gone = k->next;
+		k->release(k->what);
+		free(k);
+	}
+	Lock();
 }
 
 /* ------------------------------------------------------ the device process */
@@ -1196,6 +1362,7 @@ DeviceProcessMain(int index, int supervisor)
 
 		Lock();
 		ReleaseAbandoned();
+		ReleaseGoneSnapshots();
 		while ((s = NextQueued()) < 0)
 		{
 			/* read under the lock: a request queued after it changes it, and the wait returns at once */
@@ -1208,6 +1375,7 @@ DeviceProcessMain(int index, int supervisor)
 				_exit(1);
 			Lock();
 			ReleaseAbandoned();
+			ReleaseGoneSnapshots();
 		}
 		arena->slots[s].state = SLOT_RUNNING;
 		arena->slots[s].runner = my_index;
@@ -1282,6 +1450,10 @@ DeviceProcessGone(int index, int pid, int wstatus)
 	}
 	arena->lost += lost;
 	arena->procs[index].pid = 0;
+	arena->procs[index].kept = 0;
+	arena->procs[index].kept_bytes = 0;
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+		((SnapshotEntry *) (Base() + o))->kept_by &= ~(1u << index);
 	Unlock();
 	if (WIFSIGNALED(wstatus))
 		ereport(LOG,
@@ -1367,8 +1539,8 @@ geoacc_service(PG_FUNCTION_ARGS)
 {
 	static const char *const modes[] = {"off", "gpu", "cpu"};
 	TupleDesc	desc;
-	Datum		values[16];
-	bool		nulls[16];
+	Datum		values[18];
+	bool		nulls[18];
 	int			queued = 0,
 				running = 0;
 
@@ -1417,6 +1589,18 @@ geoacc_service(PG_FUNCTION_ARGS)
 		values[13] = Int64GetDatum((int64) arena->size);
 		values[14] = Int64GetDatum((int64) arena->used);
 		values[15] = Int64GetDatum((int64) arena->peak);
+		{
+			int			kept = 0;
+			uint64		kept_bytes = 0;
+
+			for (int p = 0; p < arena->nprocs; p++)
+			{
+				kept += arena->procs[p].kept;
+				kept_bytes += arena->procs[p].kept_bytes;
+			}
+			values[16] = Int32GetDatum(kept);
+			values[17] = Int64GetDatum((int64) kept_bytes);
+		}
 		Unlock();
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));

@@ -86,11 +86,13 @@ CREATE OR REPLACE FUNCTION geoacc_service(
 	OUT lost_calls bigint,
 	OUT memory_size bigint,
 	OUT memory_used bigint,
-	OUT memory_peak bigint)
+	OUT memory_peak bigint,
+	OUT snapshot_copies int,
+	OUT snapshot_device_bytes bigint)
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION geoacc_service() IS
-	'the GPU service (geoacc.service): its mode, the pids of its supervisor and of its device processes (the only processes that hold a CUDA context), how often a device process was started and when last, its GPU (ready, starting, failed with the reason, or none in cpu mode), the calls queued and running now, the calls it has run, failed and lost (its process died during them), and the shared memory for the calls'' inputs and outputs: its size, what is in use and the most that was';
+	'the GPU service (geoacc.service): its mode, the pids of its supervisor and of its device processes (the only processes that hold a CUDA context), how often a device process was started and when last, its GPU (ready, starting, failed with the reason, or none in cpu mode), the calls queued and running now, the calls it has run, failed and lost (its process died during them), the shared memory for the calls'' inputs and outputs (its size, what is in use and the most that was), and the copies of snapshots its device processes keep prepared (on the GPU: in device memory) with the device memory they hold';
 
 CREATE OR REPLACE FUNCTION geoacc_gpu_budget(
 	OUT gpu_device int,
@@ -100,8 +102,9 @@ CREATE OR REPLACE FUNCTION geoacc_gpu_budget(
 	OUT calls bigint,
 	OUT waits bigint,
 	OUT fallbacks bigint,
-	OUT timeouts bigint)
+	OUT timeouts bigint,
+	OUT gpu_memory_snapshots bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_gpu_budget() IS
-	'the GPU memory budget of each GPU the server''s backends have used (needs geoacc in shared_preload_libraries): the device''s memory, its budget (geoacc.gpu_memory_total), what calls hold of it now, and since the server started the calls that reserved from it, those of them that waited, those that geoacc.device = auto ran on the CPU instead and those that gave up waiting';
+	'the GPU memory budget of each GPU the server''s backends have used (needs geoacc in shared_preload_libraries): the device''s memory, its budget (geoacc.gpu_memory_total), what calls hold of it now, and since the server started the calls that reserved from it, those of them that waited, those that geoacc.device = auto ran on the CPU instead and those that gave up waiting; and what the GPU service''s device processes keep of snapshots in its memory (not the calls'')';

@@ -58,23 +58,26 @@ COMMENT ON FUNCTION geoacc_snapshot_revoke(text, regrole) IS
 	'take back geoacc_snapshot_grant';
 
 CREATE OR REPLACE FUNCTION geoacc_snapshot_memory(id bigint, generation bigint,
-	OUT rows bigint, OUT points bigint, OUT bytes bigint, OUT built timestamptz)
+	OUT rows bigint, OUT points bigint, OUT bytes bigint, OUT built timestamptz, OUT device_copies int,
+	OUT device_bytes bigint)
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_snapshot_memory(bigint, bigint) IS
-	'what the GPU service''s memory holds of a generation of a snapshot (NULL: nothing, until its first use): its rows, points, bytes and when it was built';
+	'what the GPU service''s memory holds of a generation of a snapshot (NULL: nothing, until its first use): its rows, points, bytes and when it was built; and the device processes that keep its points prepared (on the GPU: a copy in device memory each) with the device memory they hold';
 
 CREATE OR REPLACE FUNCTION geoacc_snapshots(
 	OUT name text, OUT owner regrole, OUT readers regrole[], OUT kind text, OUT rows bigint, OUT points bigint,
-	OUT bytes bigint, OUT created timestamptz, OUT refreshed timestamptz, OUT built timestamptz, OUT query text)
+	OUT bytes bigint, OUT device_copies int, OUT device_bytes bigint, OUT created timestamptz,
+	OUT refreshed timestamptz, OUT built timestamptz, OUT query text)
 	RETURNS SETOF record
 	AS $$
-	SELECT s.name, s.owner, s.readers, s.kind, m.rows, m.points, m.bytes, s.created, s.refreshed, m.built, s.query
+	SELECT s.name, s.owner, s.readers, s.kind, m.rows, m.points, m.bytes, m.device_copies, m.device_bytes,
+		s.created, s.refreshed, m.built, s.query
 	FROM @extschema@.geoacc_snapshot s, LATERAL @extschema@.geoacc_snapshot_memory(s.id, s.generation) m
 	ORDER BY s.name
 	$$ LANGUAGE sql VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION geoacc_snapshots() IS
-	'the snapshots of this database: name, owner, readers, kind, and what the service memory holds of each (rows, points, bytes, when built; NULL until its first use after a restart), when made and refreshed, and its query';
+	'the snapshots of this database: name, owner, readers, kind, and what the service memory holds of each (rows, points, bytes, when built; NULL until its first use after a restart), the device processes that keep its points prepared and the device memory they hold, when made and refreshed, and its query';
 
 CREATE OR REPLACE FUNCTION geoacc_snapshot_density(snapshot text, extent geometry, width int, height int,
 	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count')
