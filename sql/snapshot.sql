@@ -272,3 +272,24 @@ SELECT snapshot_copies, snapshot_device_bytes FROM geoacc_service();
 DROP TABLE snapshot_fixes;
 DROP ROLE geoacc_alice;
 DROP ROLE geoacc_bob;
+
+-- the extension made again starts its catalog's ids afresh: a new snapshot holds its own rows, never those of
+-- the dropped catalog's snapshot with the same id, whose data went with the catalog
+DROP EXTENSION geoacc;
+CREATE EXTENSION geoacc;
+SELECT geoacc_snapshot_create('first', 'SELECT 1 AS id, ''SRID=3857;POINT(0 0)''::geometry AS geom') AS rows;
+SELECT length(geoacc_density_tile('first', 0, 0, 0)) > 0 AS tile;
+SELECT snapshot_copies > 0 AS kept FROM geoacc_service();
+DROP EXTENSION geoacc;
+CREATE EXTENSION geoacc;
+DO $$
+BEGIN
+	FOR i IN 1..100 LOOP
+		EXIT WHEN (SELECT snapshot_copies FROM geoacc_service()) = 0;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
+SELECT snapshot_copies AS kept_after_drop FROM geoacc_service();
+SELECT geoacc_snapshot_create('first', 'SELECT g AS id, ST_SetSRID(ST_MakePoint(g, g), 3857) AS geom FROM generate_series(1, 50) g') AS rows;
+SELECT name, rows, points FROM geoacc_snapshots();
+SELECT geoacc_snapshot_drop('first');

@@ -232,6 +232,7 @@ _PG_init(void)
 	GeoaccDeviceInit();
 	GeoaccStatsInit();
 	GeoaccServiceInit();
+	GeoaccSnapshotInit();
 }
 
 /*

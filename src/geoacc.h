@@ -262,8 +262,8 @@ bool		GeoaccServiceHolds(const void *held);
 void		GeoaccServiceAbandon(void);
 
 /*
- * Snapshots' data (snapshot.c) in the service memory, under (database, id
- * of the catalog row, generation of the row).  A backend pins one at a
+ * Snapshots' data (snapshot.c) in the service memory, under (database,
+ * catalog table, id of the catalog row, generation of the row).  A backend pins one at a
  * time: what it pins stays until it unpins (or pins another, or exits),
  * even when forgotten meanwhile.
  *
@@ -272,11 +272,16 @@ void		GeoaccServiceAbandon(void);
  * if another backend published the key first, its data is returned and
  * `data` stays the caller's memory context's.
  * Forget: the generations from..to of a snapshot go once unpinned.
+ * ForgetAll: so do all of a database's, or of one catalog table of it.
  */
-void	   *GeoaccSnapshotPin(Oid database, int64 id, int64 generation);
-void	   *GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data);
+void	   *GeoaccSnapshotPin(Oid database, Oid catalog, int64 id, int64 generation);
+void	   *GeoaccSnapshotPublish(Oid database, Oid catalog, int64 id, int64 generation, void *data);
 void		GeoaccSnapshotUnpin(void);
-void		GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation);
+void		GeoaccSnapshotForget(Oid database, Oid catalog, int64 id, int64 from_generation, int64 to_generation);
+void		GeoaccSnapshotForgetAll(Oid database, Oid catalog);
+
+/* Install the hook that forgets the data of dropped databases and catalogs (snapshot.c). */
+void		GeoaccSnapshotInit(void);
 
 /*
  * What device processes keep prepared of snapshots for their calls (the

@@ -146,7 +146,8 @@ typedef struct ServiceSlot
 } ServiceSlot;
 
 /*
- * A snapshot's data (snapshot.c) under its key: the database, the id of its
+ * A snapshot's data (snapshot.c) under its key: the database, its catalog
+ * table (a new one when the extension is made again), the id of its
  * catalog row and the generation of that row (each refresh makes a new
  * one, so that transactions that still see the old row read the old data).
  * Entries are blocks of the service memory in a list.
@@ -155,6 +156,7 @@ typedef struct SnapshotEntry
 {
 	uint64		next;			/* the next entry, as an offset from the arena (0: end) */
 	Oid			database;
+	Oid			catalog;
 	int64		id;
 	int64		generation;
 	void	   *data;
@@ -921,13 +923,14 @@ SnapshotsCollect(void)
 }
 
 static SnapshotEntry *
-SnapshotFind(Oid database, int64 id, int64 generation)
+SnapshotFind(Oid database, Oid catalog, int64 id, int64 generation)
 {
 	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
 	{
 		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
 
-		if (!e->dropped && e->database == database && e->id == id && e->generation == generation)
+		if (!e->dropped && e->database == database && e->catalog == catalog && e->id == id &&
+			e->generation == generation)
 			return e;
 	}
 	return NULL;
@@ -950,20 +953,20 @@ PinLocked(SnapshotEntry *e)
 }
 
 void *
-GeoaccSnapshotPin(Oid database, int64 id, int64 generation)
+GeoaccSnapshotPin(Oid database, Oid catalog, int64 id, int64 generation)
 {
 	SnapshotEntry *e;
 
 	(void) MySlot();
 	Lock();
-	e = SnapshotFind(database, id, generation);
+	e = SnapshotFind(database, catalog, id, generation);
 	PinLocked(e);
 	Unlock();
 	return e ? e->data : NULL;
 }
 
 void *
-GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data)
+GeoaccSnapshotPublish(Oid database, Oid catalog, int64 id, int64 generation, void *data)
 {
 	SnapshotEntry *e;
 	Block	   *b = HeaderOf(data);
@@ -971,7 +974,7 @@ GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data)
 	(void) MySlot();
 
 	Lock();
-	e = SnapshotFind(database, id, generation);
+	e = SnapshotFind(database, catalog, id, generation);
 	if (e == NULL && (e = AllocLocked(sizeof(SnapshotEntry), OWNER_SNAPSHOT)) != NULL)
 	{
 		/* the data block is no longer its memory context's to free */
@@ -979,7 +982,8 @@ GeoaccSnapshotPublish(Oid database, int64 id, int64 generation, void *data)
 			((WorkHolder *) b->holder)->ptr = NULL;
 		b->holder = NULL;
 		b->owner = OWNER_SNAPSHOT;
-		*e = (SnapshotEntry) {arena->snapshots, database, id, generation, data, false, ++arena->next_serial, 0, 0};
+		*e = (SnapshotEntry) {arena->snapshots, database, catalog, id, generation, data, false, ++arena->next_serial,
+							  0, 0};
 		arena->snapshots = OffsetOf(e);
 	}
 	if (e)
@@ -1005,7 +1009,7 @@ GeoaccSnapshotUnpin(void)
 }
 
 void
-GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_generation)
+GeoaccSnapshotForget(Oid database, Oid catalog, int64 id, int64 from_generation, int64 to_generation)
 {
 	if (arena == NULL)
 		return;
@@ -1014,8 +1018,25 @@ GeoaccSnapshotForget(Oid database, int64 id, int64 from_generation, int64 to_gen
 	{
 		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
 
-		if (e->database == database && e->id == id && e->generation >= from_generation &&
+		if (e->database == database && e->catalog == catalog && e->id == id && e->generation >= from_generation &&
 			e->generation <= to_generation)
+			e->dropped = true;
+	}
+	SnapshotsCollect();
+	Unlock();
+}
+
+void
+GeoaccSnapshotForgetAll(Oid database, Oid catalog)
+{
+	if (arena == NULL)
+		return;
+	Lock();
+	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		if (e->database == database && (!OidIsValid(catalog) || e->catalog == catalog))
 			e->dropped = true;
 	}
 	SnapshotsCollect();

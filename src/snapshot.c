@@ -9,7 +9,8 @@
  * The definitions are rows of the catalog table geoacc_snapshot (name,
  * owner, readers, kind, query, generation), written only through these
  * functions, with the rights of the table's owner.  The data are in the
- * service memory under (database, id, generation) (service.c); a refresh
+ * service memory under (database, catalog table, id, generation)
+ * (service.c); a refresh
  * makes a new generation, and the old one goes when the refresh commits.
  * A server restart empties the service memory: a snapshot is then built
  * again from its query on its first use, with its owner's rights, as
@@ -30,8 +31,10 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -132,6 +135,7 @@ typedef struct SnapshotPoints
 /* A definition, as the catalog has it. */
 typedef struct SnapshotDef
 {
+	Oid			catalog;		/* the catalog table's oid: part of the data's key */
 	char	   *name;
 	int64		id;
 	Oid			owner;
@@ -143,9 +147,9 @@ typedef struct SnapshotDef
 
 /* ---------------------------------------------------------- the catalog */
 
-/* The catalog table, schema-qualified, and its owner. */
+/* The catalog table, schema-qualified, its owner and its oid. */
 static const char *
-CatalogName(Oid *owner)
+CatalogName(Oid *owner, Oid *catalog)
 {
 	Oid			schema = GeoaccExtensionSchema(get_extension_oid("geoacc", false));
 	Oid			relid = get_relname_relid(SNAPSHOT_TABLE, schema);
@@ -154,6 +158,7 @@ CatalogName(Oid *owner)
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "geoacc's table %s is missing", SNAPSHOT_TABLE);
 	*owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	*catalog = relid;
 	ReleaseSysCache(tuple);
 	return quote_qualified_identifier(get_namespace_name(schema), SNAPSHOT_TABLE);
 }
@@ -167,7 +172,8 @@ static uint64
 CatalogExecute(const char *sql_format, int nargs, Oid *types, Datum *values, SnapshotDef *def)
 {
 	Oid			owner;
-	const char *catalog = CatalogName(&owner);
+	Oid			relid;
+	const char *catalog = CatalogName(&owner, &relid);
 	Oid			save_user;
 	int			save_sec;
 	uint64		processed;
@@ -190,6 +196,7 @@ CatalogExecute(const char *sql_format, int nargs, Oid *types, Datum *values, Sna
 		/* in the caller's context: SPI_finish frees the tuple table */
 		MemoryContext old = MemoryContextSwitchTo(caller);
 
+		def->catalog = relid;
 		def->name = SPI_getvalue(tuple, desc, 1);
 		def->id = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
 		def->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
@@ -279,6 +286,40 @@ CheckService(void)
 /* ------------------------------------------- changes at the transaction's end */
 
 /*
+ * The data of a database's snapshots, or of a catalog table's, go when it
+ * is dropped (DROP DATABASE, DROP EXTENSION geoacc): a catalog made again
+ * starts its ids afresh, and so may a database that gets the same oid, and
+ * neither may meet the old data.  A drop that rolls back leaves the
+ * definitions, whose data are built again on first use.
+ */
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+SnapshotObjectAccess(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, class_id, object_id, sub_id, arg);
+	if (access != OAT_DROP || !GeoaccServiceActive())
+		return;
+	if (class_id == DatabaseRelationId)
+		GeoaccSnapshotForgetAll(object_id, InvalidOid);
+	else if (class_id == RelationRelationId && sub_id == 0)
+	{
+		char	   *name = get_rel_name(object_id);
+
+		if (name && strcmp(name, SNAPSHOT_TABLE) == 0)
+			GeoaccSnapshotForgetAll(MyDatabaseId, object_id);
+	}
+}
+
+void
+GeoaccSnapshotInit(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = SnapshotObjectAccess;
+}
+
+/*
  * What a transaction made or dropped of the service memory, settled when
  * it ends: data published for a new generation goes if the transaction (or
  * its subtransaction) aborts; the generations a committed refresh or drop
@@ -287,6 +328,7 @@ CheckService(void)
 typedef struct Pending
 {
 	Oid			database;
+	Oid			catalog;
 	int64		id;
 	int64		generation;		/* published (the generations before it go on commit, it on abort); -1: a drop */
 	SubTransactionId subxact;
@@ -317,9 +359,10 @@ SettlePending(bool commit, SubTransactionId subxact, SubTransactionId parent)
 			continue;
 		}
 		if (commit)
-			GeoaccSnapshotForget(p->database, p->id, PG_INT64_MIN, p->generation < 0 ? PG_INT64_MAX : p->generation - 1);
+			GeoaccSnapshotForget(p->database, p->catalog, p->id, PG_INT64_MIN,
+								 p->generation < 0 ? PG_INT64_MAX : p->generation - 1);
 		else if (p->generation >= 0)
-			GeoaccSnapshotForget(p->database, p->id, p->generation, p->generation);
+			GeoaccSnapshotForget(p->database, p->catalog, p->id, p->generation, p->generation);
 		*link = p->next;
 		pfree(p);
 	}
@@ -344,7 +387,7 @@ SnapshotSubXactCallback(SubXactEvent event, SubTransactionId subxact, SubTransac
 }
 
 static void
-AddPending(int64 id, int64 generation)
+AddPending(const SnapshotDef *def, int64 generation)
 {
 	Pending    *p = MemoryContextAlloc(TopMemoryContext, sizeof(Pending));
 
@@ -354,7 +397,7 @@ AddPending(int64 id, int64 generation)
 		RegisterSubXactCallback(SnapshotSubXactCallback, NULL);
 		callbacks_registered = true;
 	}
-	*p = (Pending) {MyDatabaseId, id, generation, GetCurrentSubTransactionId(), pending};
+	*p = (Pending) {MyDatabaseId, def->catalog, def->id, generation, GetCurrentSubTransactionId(), pending};
 	pending = p;
 }
 
@@ -804,7 +847,7 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 				 errmsg("snapshot \"%s\" holds %s, not %s", name, def.kind, kind_names[kind]),
 				 errhint("A snapshot of (id, geom[, weight]) rows holds points, for density tiles; one of (id, traj) "
 						 "rows trajectories, for segment joins and TWED; one of (id, mesh) rows meshes, for clips.")));
-	data = GeoaccSnapshotPin(MyDatabaseId, def.id, def.generation);
+	data = GeoaccSnapshotPin(MyDatabaseId, def.catalog, def.id, def.generation);
 	if (data == NULL)
 	{
 		SnapshotHead *s = SnapshotFromQuery(def.query, def.owner);
@@ -814,7 +857,7 @@ SnapshotOpen(const char *name, SnapshotKind kind)
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("snapshot \"%s\"'s query no longer returns %s", name, kind_names[kind]),
 					 errhint("Drop the snapshot and make it again.")));
-		data = GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
+		data = GeoaccSnapshotPublish(MyDatabaseId, def.catalog, def.id, def.generation, s);
 	}
 	return data;
 }
@@ -848,8 +891,8 @@ geoacc_snapshot_create(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(kind_names[s->kind]);
 	CatalogExecute("INSERT INTO %s (name, owner, query, kind) VALUES ($1, $2, $3, $4) RETURNING "
 				   DEF_COLUMNS, 4, types, values, &def);
-	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
-	AddPending(def.id, def.generation);
+	GeoaccSnapshotPublish(MyDatabaseId, def.catalog, def.id, def.generation, s);
+	AddPending(&def, def.generation);
 	GeoaccSnapshotUnpin();
 	PG_RETURN_INT64(s->rows);
 }
@@ -874,8 +917,8 @@ geoacc_snapshot_refresh(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(kind_names[s->kind]);
 	CatalogExecute("UPDATE %s SET generation = generation + 1, refreshed = now(), kind = $2 WHERE name = $1 "
 				   "RETURNING " DEF_COLUMNS, 2, types, values, &def);
-	GeoaccSnapshotPublish(MyDatabaseId, def.id, def.generation, s);
-	AddPending(def.id, def.generation);
+	GeoaccSnapshotPublish(MyDatabaseId, def.catalog, def.id, def.generation, s);
+	AddPending(&def, def.generation);
 	GeoaccSnapshotUnpin();
 	PG_RETURN_INT64(s->rows);
 }
@@ -901,7 +944,7 @@ geoacc_snapshot_drop(PG_FUNCTION_ARGS)
 	CheckOwner(&def, "drop");
 	CatalogExecute("DELETE FROM %s WHERE name = $1", 1, types, values, NULL);
 	/* every generation goes when the drop commits */
-	AddPending(def.id, -1);
+	AddPending(&def, -1);
 	PG_RETURN_VOID();
 }
 
@@ -941,34 +984,70 @@ geoacc_snapshot_revoke(PG_FUNCTION_ARGS)
 
 /*
  * geoacc_snapshot_memory(id, generation): the rows, points and bytes of a
- * snapshot's data and when it was built, NULL when the service memory does
- * not hold it (geoacc_snapshots() shows it beside the catalog)
+ * snapshot's data, when it was built, and the device processes that keep it
+ * prepared with the device memory they hold for it; NULL when the service
+ * memory does not hold it (geoacc_snapshots() shows it beside the catalog)
  */
 PG_FUNCTION_INFO_V1(geoacc_snapshot_memory);
 Datum
 geoacc_snapshot_memory(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
 	const SnapshotHead *s;
+	uint64		serial;
+	int			copies;
+	uint64		device_bytes;
+	Oid			owner;
+	Oid			catalog;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (!GeoaccServiceActive())
 		PG_RETURN_NULL();
-	s = GeoaccSnapshotPin(MyDatabaseId, PG_GETARG_INT64(0), PG_GETARG_INT64(1));
+	(void) CatalogName(&owner, &catalog);
+	s = GeoaccSnapshotPin(MyDatabaseId, catalog, PG_GETARG_INT64(0), PG_GETARG_INT64(1));
 	if (s == NULL)
 		PG_RETURN_NULL();
 	values[0] = Int64GetDatum(s->rows);
 	values[1] = Int64GetDatum((int64) s->points);
 	values[2] = Int64GetDatum((int64) s->bytes);
 	values[3] = TimestampTzGetDatum(s->built);
+	GeoaccSnapshotPinnedResidence(&serial, &copies, &device_bytes);
+	values[4] = Int32GetDatum(copies);
+	values[5] = Int64GetDatum((int64) device_bytes);
 	GeoaccSnapshotUnpin();
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /* ------------------------------------------------------- density rasters */
+
+/*
+ * The snapshot's points as the device processes keep them prepared: with
+ * the weights and the times (those a sample can hold), under the serial of
+ * the entry this backend has pinned; `values` is the array the projection
+ * takes.
+ */
+static DensityResidence *
+SnapshotResidence(const SnapshotPoints *s, DensityResidence *r, const double *values)
+{
+	int			copies;
+	uint64		device_bytes;
+
+	*r = (DensityResidence) {0, {NULL, NULL}, 0, -1};
+	GeoaccSnapshotPinnedResidence(&r->serial, &copies, &device_bytes);
+	if (s->weight)
+		r->values[r->nvalues++] = s->weight;
+	if (s->time_value && s->time_too_large == 0)
+		r->values[r->nvalues++] = s->time_value;
+	for (int k = 0; k < r->nvalues; k++)
+		if (r->values[k] == values)
+			r->slot = k;
+	if (values != NULL && r->slot < 0)
+		r->serial = 0;			/* values it does not keep: projected from the service memory */
+	return r;
+}
 
 /*
  * Add what the snapshot's points add to the state's cells: the points near
@@ -984,6 +1063,7 @@ ProjectSnapshot(DensityState *state, const SnapshotPoints *s, const char *name)
 	bool		time_mode = args->mode == GEOACC_DENSITY_TIME;
 	const double *values = time_mode ? s->time_value : s->weight;
 	GeoaccDensityPoints points = {s->xy, s->flags, values, s->n, args->mode, args->interpolate};
+	DensityResidence residence;
 	int64		last = -1;
 
 	/* as the aggregate over the snapshot's rows refuses them, wherever they lie */
@@ -1004,7 +1084,8 @@ ProjectSnapshot(DensityState *state, const SnapshotPoints *s, const char *name)
 				 errhint("Divide the weights by a constant.")));
 	if (s->n == 0 ||
 		DensityStateProjectIndexed(state, &points, &s->index,
-								   time_mode ? s->time_bound : s->weighted ? s->weight_bound : s->count_bound))
+								   time_mode ? s->time_bound : s->weighted ? s->weight_bound : s->count_bound,
+								   SnapshotResidence(s, &residence, values)))
 		return;
 	for (uint32 i = 0; i < s->n; i++)
 	{
