@@ -263,13 +263,18 @@ CREATE TABLE snap_expected AS
 	SELECT gpu_density_raster(geom, 'SRID=3857;POLYGON((0 0,0 1000,10000 1000,10000 0,0 0))'::geometry, 100, 10) AS r
 	FROM snap_points;
 });
-my $snap_same = "SELECT geoacc_snapshot_density('points', 'SRID=3857;POLYGON((0 0,0 1000,10000 1000,10000 0,0 0))', 100, 10) = r FROM snap_expected";
+my $snap_same = "SET geoacc.device = gpu; SELECT geoacc_snapshot_density('points', 'SRID=3857;POLYGON((0 0,0 1000,10000 1000,10000 0,0 0))', 100, 10) = r FROM snap_expected";
 cmp_ok(service('memory_used'), '>', 0, 'a snapshot is in the service memory');
+is($node->safe_psql('postgres', $snap_same), 't', 'a raster of the snapshot, run by the service');
+cmp_ok(service('snapshot_copies'), '>', 0, 'the device process that ran it keeps the snapshot prepared');
 kill 'KILL', split /,/, service("array_to_string(pids, ',')");
 wait_true("SELECT cardinality(pids) = 2 AND starts > $starts + 4 FROM geoacc_service()", 'the device processes are back');
+is(service('snapshot_copies'), '0', 'what they kept went with them');
 is($node->safe_psql('postgres', 'SELECT built IS NOT NULL FROM geoacc_snapshots()'), 't',
 	'the snapshot outlives the device processes');
 is($node->safe_psql('postgres', $snap_same), 't', 'and reads to the aggregate\'s bits');
+is($node->safe_psql('postgres', 'SELECT device_copies > 0 FROM geoacc_snapshots()'), 't',
+	'a new device process prepares it again');
 my $built = $node->safe_psql('postgres', 'SELECT built FROM geoacc_snapshots()');
 $node->restart;
 is($node->safe_psql('postgres', 'SELECT built IS NULL FROM geoacc_snapshots()'), 't',
@@ -278,7 +283,8 @@ is($node->safe_psql('postgres', $snap_same), 't', 'its first use builds it again
 is($node->safe_psql('postgres', "SELECT built > '$built' FROM geoacc_snapshots()"), 't',
 	'geoacc_snapshots() shows it built again');
 $node->safe_psql('postgres', "SELECT geoacc_snapshot_drop('points')");
-wait_true('SELECT memory_used = 0 FROM geoacc_service()', 'a dropped snapshot leaves nothing in the service memory');
+wait_true('SELECT memory_used = 0 AND snapshot_copies = 0 FROM geoacc_service()',
+	'a dropped snapshot leaves nothing in the service memory or the device processes');
 
 $node->stop;
 done_testing();
