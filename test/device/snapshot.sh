@@ -6,9 +6,9 @@
 #   1. the scaled AIS tracks (test/data/scale_tracks.sh) of SNAPSHOT_POINTS points (default 10^8), in EPSG:3857
 #      with a GiST index for the per-tile query; geoacc_snapshot_create over them against a plain scan of the
 #      same rows (ST_Transform to 3857 and ST_NPoints of every row), and the snapshot's bytes;
-#   2. TILES (default 100) random XYZ tiles at zooms 8 to 12 over the tracks: the snapshot's PNG and the
-#      per-tile query's (geoacc_raster_png of gpu_density_raster over the rows the tile's envelope meets) must be
-#      the same bytes; the median and 90th percentile milliseconds of each from one session, under
+#   2. TILES (default 100) random XYZ tiles at zooms 8 to 12 over the tracks: the snapshot's PNG (under gpu: from
+#      the copy of its points the device processes keep) and the per-tile query's (geoacc_raster_png of
+#      gpu_density_raster over the rows the tile's envelope meets) must be the same bytes; the median and 90th percentile milliseconds of each from one session, under
 #      geoacc.device = auto, gpu and cpu;
 #   3. pgbench, 16 clients for 15 s each, a random tile of those each transaction: tiles a second from the
 #      snapshot and from the table;
@@ -95,10 +95,11 @@ psql -X -At -F ' | ' -c "SELECT '| snapshot: ' || rows || ' rows, ' || points ||
 echo
 echo "### 2. one session: the same tiles from the snapshot and over the table"
 echo
-same=$(psql -X -At -c "SELECT count(*) FILTER (WHERE geoacc_density_tile('tracks', z, x, y, vmax => 50) =
+same=$(psql -X -At -c "SET geoacc.device = gpu" -c "SELECT count(*) FILTER (WHERE geoacc_density_tile('tracks', z, x, y, vmax => 50) =
 	(SELECT geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)
 	 FROM tracks_3857 WHERE geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256))) || ' of ' || count(*) FROM tiles" 2>&1)
-echo "the same PNG bytes: $same tiles"
+echo "the same PNG bytes (the snapshot's under geoacc.device = gpu, from the points the device processes keep): $same tiles"
+psql -X -At -c "SELECT 'kept by ' || device_copies || ' device processes, ' || pg_size_pretty(device_bytes) || ' of device memory' FROM geoacc_snapshots() WHERE name = 'tracks'"
 [ "$same" = "$tiles of $tiles" ] || problem "tiles differ: $same"
 echo
 echo "| device | from | median ms | p90 ms |"
