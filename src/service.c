@@ -266,14 +266,24 @@ GeoaccInServiceMemory(const void *p)
 
 /* --------------------------------------------------------------- locking */
 
+static void RepairLocked(void);
+
 static void
 Lock(void)
 {
 	int			rc = pthread_mutex_lock(&arena->mutex);
 
-	/* a device process killed while it held the lock: its critical sections only move list links */
+	/*
+	 * A device process killed while it held the lock may have left the free
+	 * list or a neighbour's link half made: rebuilt from the blocks, which
+	 * stay walkable (each change of a block's size is one store, made after
+	 * the header it uncovers is written).
+	 */
 	if (rc == EOWNERDEAD)
+	{
+		RepairLocked();
 		pthread_mutex_consistent(&arena->mutex);
+	}
 }
 
 static void
@@ -323,6 +333,44 @@ Corrupt(const char *what, const void *p)
 	abort();
 }
 
+/*
+ * Rebuild what the blocks imply (lock held): each block's link to the one
+ * before it, free neighbours merged, the free list and the bytes in use.
+ */
+static void
+RepairLocked(void)
+{
+	uint64		prev = 0;
+	uint64		used = 0;
+
+	arena->free_head = 0;
+	for (uint64 o = arena->first_block; o < arena->size;)
+	{
+		Block	   *b = BlockAt(o);
+
+		if (b->magic != BLOCK_MAGIC || b->size < sizeof(Block) || b->size % ARENA_ALIGN != 0 ||
+			b->size > arena->size - o)
+			Corrupt("a block that cannot be repaired", b);
+		b->prev_size = prev ? o - prev : 0;
+		if (b->owner == OWNER_FREE && prev && BlockAt(prev)->owner == OWNER_FREE)
+		{
+			BlockAt(prev)->size += b->size;
+			o = prev + BlockAt(prev)->size;
+			continue;
+		}
+		if (b->owner != OWNER_FREE)
+			used += b->size;
+		prev = o;
+		o += b->size;
+	}
+	for (uint64 o = arena->first_block; o < arena->size; o += BlockAt(o)->size)
+		if (BlockAt(o)->owner == OWNER_FREE)
+			FreeListPush(BlockAt(o));
+	arena->used = used;
+	fprintf(stderr, "geoacc service memory: repaired after a process died holding its lock (%llu bytes in use)\n",
+			(unsigned long long) used);
+}
+
 /* Take `bytes` for `owner` (lock held); NULL when no free block is large enough. */
 static void *
 AllocLocked(size_t bytes, int32 owner)
@@ -347,6 +395,9 @@ AllocLocked(size_t bytes, int32 owner)
 			rest->size = b->size - need;
 			rest->prev_size = need;
 			rest->magic = BLOCK_MAGIC;
+			rest->owner = OWNER_FREE;
+			rest->holder = NULL;
+			rest->next_free = rest->prev_free = 0;
 			b->size = need;
 			after = NextBlock(rest);
 			if (after)
@@ -1549,6 +1600,78 @@ GeoaccServiceMain(Datum arg)
 }
 
 /* ------------------------------------------------------------ visibility */
+
+/*
+ * Test support, declared only by the service's TAP test: leave the service
+ * memory as a device process killed in the middle of a change may leave it
+ * (the free list lost, the links to previous blocks stale, a free block
+ * split without its rest listed, the bytes in use wrong), repair it as the
+ * next Lock() after such a death does, and check the result: every block
+ * linked to the one before it, no two free blocks side by side, exactly the
+ * free blocks listed, the bytes in use as before.
+ */
+PG_FUNCTION_INFO_V1(geoacc_test_service_repair);
+Datum
+geoacc_test_service_repair(PG_FUNCTION_ARGS)
+{
+	uint64		used;
+	uint64		listed = 0;
+	uint64		free_blocks = 0;
+	uint64		prev = 0;
+	bool		ok = true;
+
+	void	   *blocks[6];
+
+	if (arena == NULL)
+		elog(ERROR, "geoacc: the service is off");
+	/* blocks in use with free ones between them */
+	for (int i = 0; i < 6; i++)
+		blocks[i] = GeoaccWorkAlloc(1000 * (i + 1));
+	GeoaccWorkFree(blocks[1]);
+	GeoaccWorkFree(blocks[3]);
+	Lock();
+	used = arena->used;
+	for (uint64 o = arena->first_block; o < arena->size; o += BlockAt(o)->size)
+	{
+		Block	   *b = BlockAt(o);
+
+		b->prev_size = 0;
+		if (b->owner == OWNER_FREE && b->size >= 4 * sizeof(Block))
+		{
+			/* split as AllocLocked does, up to the store that shrinks the block */
+			Block	   *rest = (Block *) ((char *) b + 2 * sizeof(Block));
+
+			rest->size = b->size - 2 * sizeof(Block);
+			rest->magic = BLOCK_MAGIC;
+			rest->owner = OWNER_FREE;
+			rest->holder = NULL;
+			b->size = 2 * sizeof(Block);
+		}
+	}
+	arena->free_head = 0;
+	arena->used = 0;
+	RepairLocked();
+	for (uint64 o = arena->first_block; o < arena->size; o += BlockAt(o)->size)
+	{
+		Block	   *b = BlockAt(o);
+
+		ok &= b->prev_size == (prev ? o - prev : 0);
+		ok &= !(b->owner == OWNER_FREE && prev && BlockAt(prev)->owner == OWNER_FREE);
+		free_blocks += b->owner == OWNER_FREE;
+		prev = o;
+	}
+	for (uint64 o = arena->free_head; o; o = BlockAt(o)->next_free)
+	{
+		ok &= BlockAt(o)->owner == OWNER_FREE;
+		listed++;
+	}
+	ok &= listed == free_blocks && free_blocks >= 3 && arena->used == used;
+	Unlock();
+	for (int i = 0; i < 6; i++)
+		if (i != 1 && i != 3)
+			GeoaccWorkFree(blocks[i]);
+	PG_RETURN_BOOL(ok);
+}
 
 /*
  * geoacc_service(): the service's mode, processes, GPU, memory and calls;

@@ -252,6 +252,24 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM got JOIN expected USING (s
 wait_true("SELECT running = 0 AND queued = 0 AND memory_used = 0 FROM geoacc_service()",
 	'nothing is left queued, running or held');
 
+# ------------------------------------------------- the memory after a death
+# a device process killed while it holds the service memory's lock can leave a change half made: the next
+# process to take the lock rebuilds the free list and the links from the blocks, and the calls go on
+$node->safe_psql('postgres',
+	"CREATE FUNCTION geoacc_test_service_repair() RETURNS boolean AS 'geoacc' LANGUAGE C STRICT");
+is($node->safe_psql('postgres', 'SELECT geoacc_test_service_repair()'), 't',
+	'the service memory is rebuilt from its blocks');
+my $after_repair = $node->safe_psql(
+	'postgres', qq{
+SET geoacc.device = cpu;
+CREATE TEMP TABLE on_cpu AS $same{gpu_segment_join};
+SET geoacc.device = gpu;
+CREATE TEMP TABLE on_service AS $same{gpu_segment_join};
+SELECT count(*) FROM ((TABLE on_cpu EXCEPT ALL TABLE on_service) UNION ALL (TABLE on_service EXCEPT ALL TABLE on_cpu)) d;
+});
+is($after_repair, '0', 'and serves calls afterwards, to the same bits');
+wait_true('SELECT memory_used = 0 FROM geoacc_service()', 'leaving nothing held');
+
 # --------------------------------------------------------------- snapshots
 # a snapshot stays in the service memory when the device processes die; a restart of the server empties that
 # memory, and the snapshot's first use builds it again from its query, to the same bits
