@@ -635,6 +635,33 @@ GeoaccStatus geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajector
 GeoaccDeviceNeed geoacc_segment_join_need(const GeoaccTrajectories *a, const GeoaccTrajectories *b);
 
 /*
+ * The segments of trajectories b made once, as the entries of many joins
+ * of other trajectories against b (a snapshot's, in the process that serves
+ * its calls): on the GPU with a copy in device memory.  In X Y Z when b
+ * has z, for joins of a with z; in X Y otherwise.  The joins reuse the
+ * index plans, and on the CPU the index, of earlier joins with the same
+ * method and distance.  b's arrays must outlive the entries.
+ */
+typedef struct GeoaccJoinEntries GeoaccJoinEntries;
+
+GeoaccStatus geoacc_join_entries_create(GeoaccDevice device, const GeoaccTrajectories *b,
+										GeoaccJoinEntries **entries);
+void		geoacc_join_entries_free(GeoaccJoinEntries *entries);
+
+/* Device memory of a GPU copy of the segments of b; and what a copy holds (0 on the CPU). */
+uint64_t	geoacc_join_entries_bytes(const GeoaccTrajectories *b);
+uint64_t	geoacc_join_entries_device_bytes(const GeoaccJoinEntries *entries);
+
+/*
+ * geoacc_segment_join_open(device, a, b, ...) with b's prepared entries, on
+ * the device they were made for: the same rows (a whose z differs from the
+ * entries' has b's segments made again).  The entries must outlive the
+ * join, and serve one join at a time.
+ */
+GeoaccStatus geoacc_segment_join_open_entries(const GeoaccTrajectories *a, GeoaccJoinEntries *b, double distance,
+											  GeoaccJoinMethod method, GeoaccSegmentJoin **join);
+
+/*
  * Up to `capacity` (> 0) next rows into rows[], ordered by (a_traj, a_seg,
  * b_traj, b_seg); *count = 0 once all are out.  The work is done batch by
  * batch as rows are asked for, polling for interrupts in between.

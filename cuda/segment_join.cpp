@@ -222,13 +222,21 @@ class CpuJoinRunner : public JoinRunner
 public:
 	CpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats) : job_(job)
 	{
-		const HostVector<JoinSegment> &e = job.entries();
+		const SegmentSpan e = job.entries();
 		double		start = now_ms();
+
+		if (job.prepared)
+		{
+			index_ = prepared_host_index(job, stats);
+			return;
+		}
+
 		const IndexPlan plan = plan_index(job.method, e.data(), e.size(), job.params);
 
 		stats.plan_ms += now_ms() - start;
 		start = now_ms();
-		index_ = std::make_unique<HostIndex>(plan, e.data(), e.size());
+		owned_ = std::make_unique<HostIndex>(plan, e.data(), e.size());
+		index_ = owned_.get();
 		stats.index_ms += now_ms() - start;
 	}
 
@@ -244,7 +252,7 @@ private:
 	void run_with(const View &view, uint64_t q0, uint64_t q1, HostVector<GeoaccJoinRow> &rows,
 				  GeoaccJoinStats &stats)
 	{
-		const HostVector<JoinSegment> &e = job_.entries();
+		const SegmentSpan e = job_.entries();
 		std::vector<uint32_t> offsets{0};
 		std::vector<uint32_t> candidates;
 		CollectVisit visit{&candidates};
@@ -284,11 +292,84 @@ private:
 		check_interrupt();
 	}
 
+	static const HostIndex *prepared_host_index(const JoinJob &job, GeoaccJoinStats &stats);
+
 	const JoinJob &job_;
-	std::unique_ptr<HostIndex> index_;
+	std::unique_ptr<HostIndex> owned_;
+	const HostIndex *index_ = nullptr;
 };
 
 }								/* namespace */
+
+/* The CPU's index over prepared entries, and the join parameters it was built for. */
+struct PreparedHostIndex
+{
+	GeoaccJoinMethod method;
+	int			dims;
+	double		distance;
+	double		reach;
+	HostIndex	index;
+};
+
+/* The index of the prepared entries for the job's parameters: the one kept, or one built now and kept. */
+const HostIndex *
+CpuJoinRunner::prepared_host_index(const JoinJob &job, GeoaccJoinStats &stats)
+{
+	GeoaccJoinEntries &p = *job.prepared;
+	const PreparedHostIndex *kept = p.host_index.get();
+
+	if (kept && kept->method == job.method && kept->dims == job.params.dims &&
+		kept->distance == job.params.distance && kept->reach == job.params.reach)
+		return &kept->index;
+
+	double		start = now_ms();
+	const IndexPlan plan = job.plan(0, p.segments.size());
+
+	stats.plan_ms += now_ms() - start;
+	start = now_ms();
+	p.host_index.reset();
+	p.host_index.reset(new PreparedHostIndex{job.method, job.params.dims, job.params.distance, job.params.reach,
+											 HostIndex(plan, p.segments.data(), p.segments.size())});
+	stats.index_ms += now_ms() - start;
+	return &p.host_index->index;
+}
+
+SegmentSpan
+JoinJob::entries() const
+{
+	if (params.self)
+		return SegmentSpan{a.data(), a.size()};
+	if (prepared)
+		return SegmentSpan{prepared->segments.data(), prepared->segments.size()};
+	return SegmentSpan{b.data(), b.size()};
+}
+
+/* Plans kept per prepared entries at most (the oldest go first). */
+constexpr size_t PREPARED_PLANS = 16;
+
+IndexPlan
+JoinJob::plan(uint64_t first, uint64_t count) const
+{
+	const SegmentSpan e = entries();
+
+	if (prepared == nullptr)
+		return plan_index(method, &e[first], count, params);
+	for (const PreparedPlan &k : prepared->plans)
+		if (k.method == method && k.dims == params.dims && k.distance == params.distance && k.reach == params.reach
+			&& k.first == first && k.count == count)
+			return k.plan;
+	if (prepared->plans.size() >= PREPARED_PLANS)
+		prepared->plans.erase(prepared->plans.begin());
+	prepared->plans.push_back({method, params.dims, params.distance, params.reach, first, count,
+							   plan_index(method, &e[first], count, params)});
+	return prepared->plans.back().plan;
+}
+
+const JoinSegment *
+JoinJob::device_entries() const
+{
+	return prepared && !params.self ? static_cast<const JoinSegment *>(prepared->d_segments) : nullptr;
+}
 
 /* A shape with nothing in it yet. */
 static SegmentShape
@@ -524,7 +605,8 @@ geoacc_segment_join_set_buffers(uint32_t query_slots, uint64_t batch_slots)
 
 void
 geoacc::segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
-						  double distance, GeoaccJoinMethod method, DeviceRowSink *sink, GeoaccSegmentJoin **join)
+						  double distance, GeoaccJoinMethod method, DeviceRowSink *sink, GeoaccSegmentJoin **join,
+						  GeoaccJoinEntries *prepared)
 {
 	(void) sink;				/* used by the GPU runner only */
 	if (a == nullptr || join == nullptr)
@@ -537,18 +619,28 @@ geoacc::segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, cons
 	const double start = now_ms();
 
 	check_trajectories(*a, "a");
-	if (b)
+
+	const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
+
+	/* entries made in other dimensions than the join's: b's segments are made again */
+	if (prepared && prepared->with_z != with_z)
+		prepared = nullptr;
+	if (b && !prepared)
 		check_trajectories(*b, "b");
 
 	auto		h = std::make_unique<GeoaccSegmentJoin>();
 	JoinJob    &job = h->job;
-	const bool	with_z = a->z != nullptr && (b == nullptr || b->z != nullptr);
 
 	double		max_abs = 0;
 
 	memset(&h->stats, 0, sizeof(h->stats));
 	job.a = segments_of(*a, with_z, "a", &max_abs);
-	if (b)
+	if (prepared)
+	{
+		job.prepared = prepared;
+		max_abs = std::max(max_abs, prepared->max_abs);
+	}
+	else if (b)
 		job.b = segments_of(*b, with_z, "b", &max_abs);
 	job.params.dims = with_z ? 3 : 2;
 	job.params.self = b == nullptr;
@@ -557,7 +649,7 @@ geoacc::segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, cons
 	job.params.reach = distance + (distance + max_abs) * 1e-12;
 	h->stats.segments_ms = now_ms() - start;
 
-	const HostVector<JoinSegment> &entries = job.entries();
+	const SegmentSpan entries = job.entries();
 
 	/* the layered spatiotemporal index visits the fewest entries on every data set measured */
 	job.method = method != GEOACC_JOIN_AUTO ? method : GEOACC_JOIN_SPATIOTEMPORAL;
@@ -582,6 +674,63 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 	return guarded([&] { segment_join_open(device, a, b, distance, method, nullptr, join); });
 }
 
+GeoaccJoinEntries::~GeoaccJoinEntries()
+{
+#ifdef GEOACC_WITH_CUDA
+	join_entries_free_device(d_segments);
+#endif
+}
+
+extern "C" GeoaccStatus
+geoacc_join_entries_create(GeoaccDevice device, const GeoaccTrajectories *b, GeoaccJoinEntries **entries)
+{
+	if (entries)
+		*entries = nullptr;
+	return guarded([&] {
+		if (b == nullptr || entries == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the trajectories b and the entries' handle are required");
+		check_trajectories(*b, "b");
+
+		auto		e = std::make_unique<GeoaccJoinEntries>();
+
+		e->device = device;
+		e->b = *b;
+		e->with_z = b->z != nullptr;
+		e->segments = segments_of(*b, e->with_z, "b", &e->max_abs);
+		if (device == GEOACC_DEVICE_GPU)
+		{
+			GEOACC_ON_GPU(e->d_segments = join_entries_to_device(e->segments.data(), e->segments.size()));
+			e->device_bytes = e->segments.size() * sizeof(JoinSegment);
+		}
+		*entries = e.release();
+	});
+}
+
+extern "C" void
+geoacc_join_entries_free(GeoaccJoinEntries *entries)
+{
+	delete entries;
+}
+
+extern "C" uint64_t
+geoacc_join_entries_device_bytes(const GeoaccJoinEntries *entries)
+{
+	return entries->device_bytes;
+}
+
+extern "C" GeoaccStatus
+geoacc_segment_join_open_entries(const GeoaccTrajectories *a, GeoaccJoinEntries *b, double distance,
+								 GeoaccJoinMethod method, GeoaccSegmentJoin **join)
+{
+	if (join)
+		*join = nullptr;
+	return guarded([&] {
+		if (b == nullptr)
+			fail(GEOACC_ERR_INVALID_ARGUMENT, "the entries b are required");
+		segment_join_open(b->device, a, &b->b, distance, method, nullptr, join, b);
+	});
+}
+
 /* Segments of a set of trajectories: one fewer than the points of each. */
 static uint64_t
 segment_count(const GeoaccTrajectories &t)
@@ -598,6 +747,12 @@ segment_count(const GeoaccTrajectories &t)
  * spatial grid that inserts long segments in several cells cuts them into
  * more chunks), and one block for all queries.
  */
+extern "C" uint64_t
+geoacc_join_entries_bytes(const GeoaccTrajectories *b)
+{
+	return segment_count(*b) * sizeof(JoinSegment);
+}
+
 extern "C" GeoaccDeviceNeed
 geoacc_segment_join_need(const GeoaccTrajectories *a, const GeoaccTrajectories *b)
 {

@@ -621,7 +621,7 @@ public:
 	GpuJoinRunner(const JoinJob &job, GeoaccJoinStats &stats, DeviceRowSink *sink)
 		: job_(job), counters_(device_counters()), sink_(sink)
 	{
-		const HostVector<JoinSegment> &e = job.entries();
+		const SegmentSpan e = job.entries();
 		const uint64_t avail = geoacc_gpu_memory_available();
 		double		start = now_ms();
 
@@ -641,7 +641,7 @@ public:
 			for (uint64_t first = 0; first < e.size() && fits; first += size)
 			{
 				const uint64_t count = std::min<uint64_t>(size, e.size() - first);
-				EntryChunk	c{first, count, plan_index(job.method, &e[first], count, job.params)};
+				EntryChunk	c{first, count, job.plan(first, count)};
 
 				fits = count * sizeof(JoinSegment) + index_device_bytes(c.plan, count) <= chunk_budget
 					&& (c.plan.method != GEOACC_JOIN_SPATIAL || c.plan.insertions < (uint64_t) INT32_MAX);
@@ -793,8 +793,12 @@ private:
 	{
 		double		start = now_ms();
 
-		GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.entries, &job_.entries()[chunk.first], chunk.count * sizeof(JoinSegment),
-										cudaMemcpyHostToDevice, stream()));
+		const JoinSegment *kept = job_.device_entries();
+
+		/* prepared entries are on the device already: a copy there, at its bandwidth */
+		GEOACC_CUDA_TRY(cudaMemcpyAsync(buf_.entries, kept ? kept + chunk.first : &job_.entries()[chunk.first],
+										chunk.count * sizeof(JoinSegment),
+										kept ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, stream()));
 		stats.upload_ms += now_ms() - start;
 		start = now_ms();
 		build_index(chunk.plan, (uint32_t) chunk.count);
@@ -1024,6 +1028,30 @@ private:
 };
 
 }								/* namespace */
+
+void *
+join_entries_to_device(const JoinSegment *segments, size_t n)
+{
+	void	   *d = n ? device_malloc(n * sizeof(JoinSegment)) : nullptr;
+
+	try
+	{
+		if (n)
+			GEOACC_CUDA_TRY(cudaMemcpy(d, segments, n * sizeof(JoinSegment), cudaMemcpyHostToDevice));
+	}
+	catch (...)
+	{
+		device_free(d);
+		throw;
+	}
+	return d;
+}
+
+void
+join_entries_free_device(void *d_segments)
+{
+	device_free(d_segments);
+}
 
 std::unique_ptr<JoinRunner>
 make_gpu_join_runner(const JoinJob &job, GeoaccJoinStats &stats, DeviceRowSink *sink)

@@ -796,16 +796,55 @@ uint64_t	index_device_bytes(const IndexPlan &plan, uint64_t n);
 
 /* ------------------------------------------------------------- the job */
 
+/* Segments read in place. */
+struct SegmentSpan
+{
+	const JoinSegment *p = nullptr;
+	size_t		n = 0;
+
+	const JoinSegment *data() const { return p; }
+	size_t		size() const { return n; }
+	bool		empty() const { return n == 0; }
+	const JoinSegment &operator[](size_t i) const { return p[i]; }
+};
+
 /* A prepared join: the segments of both sides, the parameters, the method. */
 struct JoinJob
 {
 	HostVector<JoinSegment> a;
-	HostVector<JoinSegment> b;		/* empty for a self-join: the entries are a */
+	HostVector<JoinSegment> b;		/* empty for a self-join (the entries are a) or prepared entries */
+	GeoaccJoinEntries *prepared = nullptr;	/* b's segments made beforehand, in place of b */
 	JoinParams	params;
 	GeoaccJoinMethod method;		/* resolved */
 
-	const HostVector<JoinSegment> &entries() const { return params.self ? a : b; }
+	SegmentSpan entries() const;
+	/* The plan of the entries [first, first + count): the prepared entries' where they have it. */
+	IndexPlan	plan(uint64_t first, uint64_t count) const;
+	/* The prepared entries' copy in device memory, or NULL. */
+	const JoinSegment *device_entries() const;
 };
+
+/*
+ * What a join planned over prepared entries, for the next with the same
+ * method and parameters (a map's joins repeat one distance).
+ */
+struct PreparedPlan
+{
+	GeoaccJoinMethod method;
+	int			dims;
+	double		distance;
+	double		reach;
+	uint64_t	first;
+	uint64_t	count;
+	IndexPlan	plan;
+};
+
+/* The CPU's index over prepared entries, kept for the next join with the same parameters (segment_join.cpp). */
+struct PreparedHostIndex;
+
+/* GPU halves of prepared entries (segment_join.cu): a copy in device memory, and its release. */
+void	   *join_entries_to_device(const JoinSegment *segments, size_t n);
+void		join_entries_free_device(void *d_segments);
 
 /* Rows of the queries [q0, q1) of a job, ordered, appended by one device. */
 class JoinRunner
@@ -898,9 +937,28 @@ std::unique_ptr<JoinRunner> make_gpu_join_runner(const JoinJob &job, GeoaccJoinS
  */
 void		segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const GeoaccTrajectories *b,
 							  double distance, GeoaccJoinMethod method, DeviceRowSink *sink,
-							  GeoaccSegmentJoin **join);
+							  GeoaccSegmentJoin **join, GeoaccJoinEntries *prepared = nullptr);
 
 }								/* namespace geoacc */
+
+/*
+ * Segments of trajectories b made once as the entries of many joins
+ * (geoacc_join_entries_create), with what those joins planned and built.
+ */
+struct GeoaccJoinEntries
+{
+	GeoaccDevice device;
+	GeoaccTrajectories b;		/* the caller's arrays, which outlive it */
+	bool		with_z;
+	geoacc::HostVector<geoacc::JoinSegment> segments;
+	double		max_abs = 0;	/* the largest magnitude of their coordinates */
+	void	   *d_segments = nullptr;	/* on the GPU: their copy */
+	uint64_t	device_bytes = 0;
+	std::vector<geoacc::PreparedPlan> plans;
+	std::unique_ptr<geoacc::PreparedHostIndex> host_index;
+
+	~GeoaccJoinEntries();
+};
 
 /* A join in progress: the job, the device's runner, the rows of the last block not yet handed out. */
 struct GeoaccSegmentJoin

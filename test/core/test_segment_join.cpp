@@ -144,6 +144,33 @@ join(GeoaccDevice device, const Tracks &a, const Tracks *b, double d, GeoaccJoin
 	return r;
 }
 
+/* All rows of a join of a against prepared entries. */
+Result
+join_prepared(GeoaccJoinEntries *entries, const Tracks &a, double d, GeoaccJoinMethod method,
+			  uint32_t capacity = 1000)
+{
+	Result		r;
+	GeoaccTrajectories va = a.view();
+	GeoaccSegmentJoin *j = nullptr;
+
+	memset(&r.stats, 0, sizeof(r.stats));
+	r.status = geoacc_segment_join_open_entries(&va, entries, d, method, &j);
+	if (r.status != GEOACC_OK)
+		return r;
+
+	std::vector<GeoaccJoinRow> buffer(capacity);
+	uint32_t	n = 0;
+
+	do
+	{
+		r.status = geoacc_segment_join_next(j, buffer.data(), capacity, &n);
+		r.rows.insert(r.rows.end(), buffer.begin(), buffer.begin() + n);
+	} while (r.status == GEOACC_OK && n > 0);
+	geoacc_segment_join_stats(j, &r.stats);
+	geoacc_segment_join_close(j);
+	return r;
+}
+
 bool
 same_rows(const std::vector<GeoaccJoinRow> &x, const std::vector<GeoaccJoinRow> &y)
 {
@@ -793,6 +820,122 @@ TEST(segment_join_cpu_stops_on_interrupt)
 }
 
 /* ------------------------------------------------------ GPU against CPU */
+
+/*
+ * Joins against entries prepared on `device` give the rows of joins against
+ * the trajectories, call after call: with the distances and methods in turn
+ * and again (an index kept for the same parameters, built anew for others),
+ * with a in other dimensions than b (b's segments made again), and with a
+ * reaching farther from the origin than b (another rounding margin).
+ */
+void
+check_prepared_entries(GeoaccDevice device)
+{
+	for (Shape shape : {UNIFORM, CLUSTERED, LONG_AND_SHORT})
+		for (bool b_with_z : {false, true})
+		{
+			const double t0 = uniform_int(0, 1) ? 1.6e9 : 0;
+			Tracks		b = random_tracks(shape, uniform_int(1, 200), 60, b_with_z, t0);
+			GeoaccTrajectories vb = b.view();
+			GeoaccJoinEntries *entries = nullptr;
+
+			CHECK_OK(geoacc_join_entries_create(device, &vb, &entries));
+			CHECK(geoacc_join_entries_device_bytes(entries) ==
+				  (device == GEOACC_DEVICE_GPU ? geoacc_join_entries_bytes(&vb) : 0));
+			for (int round = 0; round < 2; round++)
+				for (double d : {5.0, 40.0, 250.0})
+					for (GeoaccJoinMethod method : all_methods)
+						for (bool a_with_z : {false, true})
+						{
+							Tracks		a = random_tracks(shape, uniform_int(20, 150), 60, a_with_z, t0);
+
+							if (uniform_int(0, 3) == 0)
+								for (double &x : a.x)
+									x += 1e7;	/* a far from b: a larger margin, and no pairs */
+
+							Result		expected = join(GEOACC_DEVICE_CPU, a, &b, d, method);
+							Result		got = join_prepared(entries, a, d, method, (uint32_t) uniform_int(1, 3000));
+
+							CHECK(got.status == GEOACC_OK);
+							CHECK(same_rows(got.rows, expected.rows));
+							CHECK(got.stats.candidates == expected.stats.candidates);
+							CHECK(got.stats.entries == expected.stats.entries);
+						}
+			geoacc_join_entries_free(entries);
+		}
+}
+
+TEST(segment_join_prepared_entries_match)
+{
+	check_prepared_entries(GEOACC_DEVICE_CPU);
+}
+
+/* A second join with the same parameters uses the kept plan and index: nothing planned or built. */
+TEST(segment_join_prepared_entries_keep_the_index)
+{
+	Tracks		b = random_tracks(CLUSTERED, 150, 60, false, 0);
+	Tracks		a = random_tracks(CLUSTERED, 100, 60, false, 0);
+	GeoaccTrajectories vb = b.view();
+	GeoaccJoinEntries *entries = nullptr;
+
+	CHECK_OK(geoacc_join_entries_create(GEOACC_DEVICE_CPU, &vb, &entries));
+
+	Result		first = join_prepared(entries, a, 40, GEOACC_JOIN_SPATIOTEMPORAL);
+	Result		second = join_prepared(entries, a, 40, GEOACC_JOIN_SPATIOTEMPORAL);
+	Result		other = join_prepared(entries, a, 41, GEOACC_JOIN_SPATIOTEMPORAL);
+
+	CHECK(first.stats.index_ms > 0 && second.stats.index_ms == 0 && second.stats.plan_ms == 0);
+	CHECK(other.stats.index_ms > 0);
+	CHECK(same_rows(first.rows, second.rows) && !first.rows.empty());
+	CHECK(same_rows(other.rows, join(GEOACC_DEVICE_CPU, a, &b, 41, GEOACC_JOIN_SPATIOTEMPORAL).rows));
+	/* bad arguments */
+	GeoaccSegmentJoin *j = nullptr;
+	GeoaccTrajectories va = a.view();
+
+	CHECK(geoacc_segment_join_open_entries(&va, nullptr, 40, GEOACC_JOIN_AUTO, &j) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(geoacc_segment_join_open_entries(&va, entries, -1, GEOACC_JOIN_AUTO, &j) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(j == nullptr);
+	geoacc_join_entries_free(entries);
+	b.m[1] = b.m[0];
+	vb = b.view();
+	CHECK(geoacc_join_entries_create(GEOACC_DEVICE_CPU, &vb, &entries) == GEOACC_ERR_INVALID_ARGUMENT);
+	CHECK(entries == nullptr);
+}
+
+TEST(segment_join_gpu_prepared_entries_match)
+{
+	REQUIRE_GPU();
+	check_prepared_entries(GEOACC_DEVICE_GPU);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
+
+/* Prepared entries on the GPU under a small cap: chunks (planned once, then the kept plans), and the same rows. */
+TEST(segment_join_gpu_prepared_entries_in_chunks)
+{
+	REQUIRE_GPU();
+	Tracks		a = random_tracks(UNIFORM, 300, 60, true, 1.6e9);
+	Tracks		b = random_tracks(UNIFORM, 600, 60, true, 1.6e9);
+	GeoaccTrajectories vb = b.view();
+	GeoaccJoinEntries *entries = nullptr;
+
+	CHECK_OK(geoacc_join_entries_create(GEOACC_DEVICE_GPU, &vb, &entries));
+	CHECK(geoacc_gpu_memory_in_use() == geoacc_join_entries_bytes(&vb));
+	for (GeoaccJoinMethod method : all_methods)
+	{
+		Result		cpu = join(GEOACC_DEVICE_CPU, a, &b, 60, method);
+
+		geoacc_gpu_set_memory_limit(geoacc_gpu_memory_in_use() + (4 << 20));
+		Result		gpu = join_prepared(entries, a, 60, method);
+		Result		again = join_prepared(entries, a, 60, method);
+
+		geoacc_gpu_set_memory_limit(0);
+		CHECK(gpu.status == GEOACC_OK && again.status == GEOACC_OK);
+		CHECK(gpu.stats.entry_chunks > 1);
+		CHECK(same_rows(gpu.rows, cpu.rows) && same_rows(again.rows, cpu.rows));
+	}
+	geoacc_join_entries_free(entries);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
 
 TEST(segment_join_gpu_matches_cpu)
 {
