@@ -368,7 +368,7 @@ KeptPoints(GeoaccDevice device, IndexedRun *r)
 
 	if (res->serial == 0 || !GeoaccServiceMayKeep())
 		return NULL;
-	kept = GeoaccServiceKept(res->serial);
+	kept = GeoaccServiceKept(res->serial, 0);
 	if (kept)
 		return kept;
 	if (device == GEOACC_DEVICE_GPU &&
@@ -379,7 +379,7 @@ KeptPoints(GeoaccDevice device, IndexedRun *r)
 	if (geoacc_density_resident_create(device, r->points.xy, r->points.flags, r->points.n, res->values,
 									   res->nvalues, &r->index, &kept) != GEOACC_OK)
 		return NULL;
-	GeoaccServiceKeep(res->serial, kept, geoacc_density_resident_device_bytes(kept), ReleaseResident);
+	GeoaccServiceKeep(res->serial, 0, kept, geoacc_density_resident_device_bytes(kept), ReleaseResident);
 	return kept;
 }
 
@@ -410,7 +410,7 @@ IndexedNeed(const IndexedRun *r)
 
 	if (r->residence.serial == 0)
 		return need;
-	if (GeoaccSnapshotKeptEverywhere(r->residence.serial))
+	if (GeoaccSnapshotKeptEverywhere(r->residence.serial, 0))
 		return kept;
 	need.bytes = Max(need.bytes, kept.bytes + geoacc_density_resident_bytes(r->points.n, r->residence.nvalues,
 																			 &r->index));

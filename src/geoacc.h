@@ -291,18 +291,25 @@ void		GeoaccSnapshotInit(void);
  * it (GeoaccServiceKeep) until the entry is gone; its device memory counts
  * against the GPU memory budget (GeoaccServiceKeptBytes).
  *
+ * A snapshot may be kept in GEOACC_KEPT_VARIANTS forms (variant): the
+ * points of a density raster (0), the segments of a join in X Y (0) or in
+ * X Y Z (1).
+ *
  * PinnedResidence: of the entry this backend has pinned, its serial (0:
  * none), the device processes that keep it and their device memory.
- * KeptEverywhere: whether every running device process keeps it.
- * Kept (in a device process): what it keeps of the entry, or NULL.
- * MayKeep: whether this process is a device process, which may keep things.
+ * KeptEverywhere: whether every running device process keeps that form.
+ * Kept (in a device process): what it keeps of the entry in that form, or
+ * NULL.  MayKeep: whether this process is a device process, which may keep
+ * things.
  */
+#define GEOACC_KEPT_VARIANTS 2
+
 void		GeoaccSnapshotPinnedResidence(uint64 *serial, int *copies, uint64 *device_bytes);
-bool		GeoaccSnapshotKeptEverywhere(uint64 serial);
+bool		GeoaccSnapshotKeptEverywhere(uint64 serial, int variant);
 uint64		GeoaccServiceKeptBytes(void);
-void	   *GeoaccServiceKept(uint64 serial);
+void	   *GeoaccServiceKept(uint64 serial, int variant);
 bool		GeoaccServiceMayKeep(void);
-void		GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void *what));
+void		GeoaccServiceKeep(uint64 serial, int variant, void *what, uint64 bytes, void (*release) (void *what));
 
 /* A row of a snapshot of meshes (snapshot.c): its id, SRID and welded mesh. */
 typedef struct GeoaccSnapshotMesh
@@ -710,20 +717,22 @@ GeoaccJoinMethod GeoaccJoinMethodFromText(const char *name);
 
 /*
  * The segment join of a_rows' trajectories with b_rows' or, given instead,
- * b_tracks' (a snapshot's, laid out already), or with themselves when both
- * are NULL (a_id < b_id), its rows put into the tuplestore.
+ * b_tracks' (a snapshot's, laid out already, b_serial its entry's serial),
+ * or with themselves when both are NULL (a_id < b_id), its rows put into
+ * the tuplestore.
  */
 /*
  * gpu_segment_join_snapshot's join, its arguments those of gpu_segment_join
  * but b_sql: a_sql's trajectories against `tracks` (a snapshot's, `label`
- * in errors, of SRID tracks_srid, with Z where has_z).
+ * in errors, of SRID tracks_srid, with Z where has_z, the serial of its
+ * entry in the service memory).
  */
-void		GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 tracks_srid,
-							  bool has_z);
+void		GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, uint64 serial,
+							  int32 tracks_srid, bool has_z);
 
 struct ReturnSetInfo;
 void		GeoaccJoinTrajectories(struct ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows,
-								   const JoinTracks *b_tracks, JoinSrid *srid, double distance,
+								   const JoinTracks *b_tracks, uint64 b_serial, JoinSrid *srid, double distance,
 								   GeoaccJoinMethod method, GeoaccStages *stages);
 
 /* ------------------------------------------ PostGIS rasters (raster_wkb.c) */

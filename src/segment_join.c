@@ -452,6 +452,7 @@ typedef struct JoinRun
 	const int64 *b_ids;
 	double		distance;
 	GeoaccJoinMethod method;
+	uint64		b_serial;		/* b is the snapshot entry's with this serial (0: none) */
 	JoinHolder *holder;
 	GeoaccJoinRow *rows;		/* JOIN_BATCH_ROWS */
 	GeoaccStages *stages;
@@ -489,6 +490,7 @@ typedef struct JoinOpenRun
 	bool		self;
 	double		distance;
 	GeoaccJoinMethod method;
+	uint64		b_serial;		/* b is a snapshot's: the device process keeps its segments (0: not) */
 	GeoaccSegmentJoin *join;	/* the service's */
 } JoinOpenRun;
 
@@ -498,12 +500,46 @@ CloseHeldJoin(void *join)
 	geoacc_segment_join_close(join);
 }
 
+static void
+ReleaseEntries(void *entries)
+{
+	geoacc_join_entries_free(entries);
+}
+
+/*
+ * The segments of a snapshot's trajectories as this device process keeps
+ * them (in X Y, or X Y Z: the forms of GEOACC_KEPT_VARIANTS), made now
+ * where the GPU has room for them beside the join; NULL: none, and the
+ * join makes them from the trajectories, as any join does.
+ */
+static GeoaccJoinEntries *
+KeptEntries(GeoaccDevice device, JoinOpenRun *r)
+{
+	int			variant = r->b.z != NULL;
+	GeoaccJoinEntries *kept;
+
+	if (r->b_serial == 0 || r->self || !GeoaccServiceMayKeep())
+		return NULL;
+	kept = GeoaccServiceKept(r->b_serial, variant);
+	if (kept)
+		return kept;
+	if (device == GEOACC_DEVICE_GPU &&
+		geoacc_join_entries_bytes(&r->b) + geoacc_segment_join_need(&r->a, &r->b).least > geoacc_gpu_memory_available())
+		return NULL;
+	if (geoacc_join_entries_create(device, &r->b, &kept) != GEOACC_OK)
+		return NULL;
+	GeoaccServiceKeep(r->b_serial, variant, kept, geoacc_join_entries_device_bytes(kept), ReleaseEntries);
+	return kept;
+}
+
 static GeoaccStatus
 JoinOpenOn(GeoaccDevice device, void *arg)
 {
 	JoinOpenRun *r = arg;
-	GeoaccStatus status = geoacc_segment_join_open(device, &r->a, r->self ? NULL : &r->b, r->distance, r->method,
-												   &r->join);
+	GeoaccJoinEntries *kept = KeptEntries(device, r);
+	GeoaccStatus status = kept
+		? geoacc_segment_join_open_entries(&r->a, kept, r->distance, r->method, &r->join)
+		: geoacc_segment_join_open(device, &r->a, r->self ? NULL : &r->b, r->distance, r->method, &r->join);
 
 	if (status == GEOACC_OK)
 		GeoaccServiceHold(r->join, CloseHeldJoin);
@@ -547,7 +583,7 @@ JoinNextOn(GeoaccDevice device, void *arg)
 static GeoaccStatus
 JoinInService(JoinRun *r)
 {
-	JoinOpenRun open = {*r->a, r->b ? *r->b : *r->a, r->b == NULL, r->distance, r->method, NULL};
+	JoinOpenRun open = {*r->a, r->b ? *r->b : *r->a, r->b == NULL, r->distance, r->method, r->b_serial, NULL};
 	GeoaccWork	open_work = {JoinOpenOn, &open, {0, 0}, false, sizeof(open)};
 	JoinNextRun next = {NULL, GeoaccWorkAlloc(SERVICE_BATCH_ROWS * sizeof(GeoaccJoinRow)), SERVICE_BATCH_ROWS, 0,
 	{0}};
@@ -632,7 +668,8 @@ GeoaccJoinFrame(JoinSrid *srid, GeoaccEnu *frame)
 
 void
 GeoaccJoinTrajectories(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows, const JoinTracks *b_tracks,
-				  JoinSrid *srid, double distance, GeoaccJoinMethod method, GeoaccStages *stages)
+					   uint64 b_serial, JoinSrid *srid, double distance, GeoaccJoinMethod method,
+					   GeoaccStages *stages)
 {
 	bool		self = b_rows == NULL && b_tracks == NULL;
 	JoinTracks	a,
@@ -668,6 +705,7 @@ GeoaccJoinTrajectories(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows
 	run.b_ids = b.ids;
 	run.distance = distance;
 	run.method = method;
+	run.b_serial = self ? 0 : b_serial;
 	run.rows = palloc(JOIN_BATCH_ROWS * sizeof(GeoaccJoinRow));
 	run.stages = stages;
 	run.holder = palloc0(sizeof(JoinHolder));
@@ -675,6 +713,9 @@ GeoaccJoinTrajectories(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows
 	run.holder->callback.arg = run.holder;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &run.holder->callback);
 	work.need = geoacc_segment_join_need(&va, run.b);
+	/* a snapshot's segments a device process does not keep yet: the room to make them there */
+	if (run.b_serial != 0 && !GeoaccSnapshotKeptEverywhere(run.b_serial, vb.z != NULL))
+		work.need.bytes += geoacc_join_entries_bytes(&vb);
 	device = GeoaccCallRun("gpu_segment_join",
 						   (int64) (a.npoints - a.count) + (self ? 0 : (int64) (b.npoints - b.count)), &work);
 	JoinHolderRelease(run.holder);
@@ -724,7 +765,7 @@ gpu_segment_join(PG_FUNCTION_ARGS)
 	if (!self)
 		GeoaccJoinRowsFromQuery(&b_rows, &srid, text_to_cstring(PG_GETARG_TEXT_PP(1)), "b_sql");
 	GeoaccStagesLap(&stages, "read");
-	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, &srid, distance, method, &stages);
+	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, 0, &srid, distance, method, &stages);
 	return (Datum) 0;
 }
 
@@ -765,13 +806,13 @@ gpu_segment_join_arrays(PG_FUNCTION_ARGS)
 	if (!self)
 		RowsFromArrays(&b_rows, &srid, PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), "b");
 	GeoaccStagesLap(&stages, "read");
-	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, &srid, distance, method, &stages);
+	GeoaccJoinTrajectories(rsinfo, &a_rows, self ? NULL : &b_rows, NULL, 0, &srid, distance, method, &stages);
 	return (Datum) 0;
 }
 
 void
-GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, int32 tracks_srid,
-				  bool has_z)
+GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *tracks, uint64 serial,
+				  int32 tracks_srid, bool has_z)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	JoinRows	a_rows;
@@ -792,5 +833,5 @@ GeoaccJoinAgainst(FunctionCallInfo fcinfo, const char *label, const JoinTracks *
 	GeoaccCheckLaidOutTracks(srid.set, srid.geodetic, srid.srid, srid.first, srid.use_z, label, tracks_srid, has_z);
 	if (!srid.use_z)
 		b.z = NULL;
-	GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, &srid, distance, method, &stages);
+	GeoaccJoinTrajectories(rsinfo, &a_rows, NULL, &b, serial, &srid, distance, method, &stages);
 }

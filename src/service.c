@@ -162,8 +162,8 @@ typedef struct SnapshotEntry
 	void	   *data;
 	bool		dropped;		/* freed when no caller has it pinned */
 	uint64		serial;			/* unique while the service memory lasts: names the device processes' copies */
-	uint32		kept_by;		/* the device processes that keep it prepared (bit per index) */
-	uint64		copy_bytes;		/* of device memory, each such copy */
+	uint32		kept_by[GEOACC_KEPT_VARIANTS];	/* the device processes that keep each form (bit per index) */
+	uint64		device_bytes[MAX_DEVICE_PROCESSES];	/* the device memory each holds for it */
 } SnapshotEntry;
 
 typedef struct DeviceProcess
@@ -233,6 +233,7 @@ typedef struct Kept
 {
 	struct Kept *next;
 	uint64		serial;
+	int			variant;
 	void	   *what;
 	uint64		bytes;
 	void		(*release) (void *what);
@@ -1033,8 +1034,7 @@ GeoaccSnapshotPublish(Oid database, Oid catalog, int64 id, int64 generation, voi
 			((WorkHolder *) b->holder)->ptr = NULL;
 		b->holder = NULL;
 		b->owner = OWNER_SNAPSHOT;
-		*e = (SnapshotEntry) {arena->snapshots, database, catalog, id, generation, data, false, ++arena->next_serial,
-							  0, 0};
+		*e = (SnapshotEntry) {arena->snapshots, database, catalog, id, generation, data, false, ++arena->next_serial};
 		arena->snapshots = OffsetOf(e);
 	}
 	if (e)
@@ -1108,15 +1108,20 @@ GeoaccSnapshotPinnedResidence(uint64 *serial, int *copies, uint64 *device_bytes)
 	e = arena->slots[MyBackendId - 1].pinned;
 	if (e)
 	{
+		uint32		by = 0;
+
 		*serial = e->serial;
-		*copies = pg_popcount32(e->kept_by);
-		*device_bytes = e->copy_bytes * *copies;
+		for (int v = 0; v < GEOACC_KEPT_VARIANTS; v++)
+			by |= e->kept_by[v];
+		*copies = pg_popcount32(by);
+		for (int p = 0; p < MAX_DEVICE_PROCESSES; p++)
+			*device_bytes += e->device_bytes[p];
 	}
 	Unlock();
 }
 
 bool
-GeoaccSnapshotKeptEverywhere(uint64 serial)
+GeoaccSnapshotKeptEverywhere(uint64 serial, int variant)
 {
 	bool		everywhere = false;
 
@@ -1131,7 +1136,7 @@ GeoaccSnapshotKeptEverywhere(uint64 serial)
 		{
 			everywhere = true;
 			for (int p = 0; p < arena->nprocs; p++)
-				if (arena->procs[p].pid > 0 && !(e->kept_by & (1u << p)))
+				if (arena->procs[p].pid > 0 && !(e->kept_by[variant] & (1u << p)))
 					everywhere = false;
 		}
 	}
@@ -1152,10 +1157,10 @@ GeoaccServiceKeptBytes(void)
 }
 
 void *
-GeoaccServiceKept(uint64 serial)
+GeoaccServiceKept(uint64 serial, int variant)
 {
 	for (Kept *k = kept_list; k; k = k->next)
-		if (k->serial == serial)
+		if (k->serial == serial && k->variant == variant)
 			return k->what;
 	return NULL;
 }
@@ -1167,7 +1172,7 @@ GeoaccServiceMayKeep(void)
 }
 
 void
-GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void *what))
+GeoaccServiceKeep(uint64 serial, int variant, void *what, uint64 bytes, void (*release) (void *what))
 {
 	Kept	   *k = malloc(sizeof(Kept));
 
@@ -1176,7 +1181,7 @@ GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void
 		release(what);
 		return;
 	}
-	*k = (Kept) {kept_list, serial, what, bytes, release};
+	*k = (Kept) {kept_list, serial, variant, what, bytes, release};
 	kept_list = k;
 	Lock();
 	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
@@ -1185,8 +1190,8 @@ GeoaccServiceKeep(uint64 serial, void *what, uint64 bytes, void (*release) (void
 
 		if (e->serial == serial)
 		{
-			e->kept_by |= 1u << my_index;
-			e->copy_bytes = bytes;
+			e->kept_by[variant] |= 1u << my_index;
+			e->device_bytes[my_index] += bytes;
 		}
 	}
 	arena->procs[my_index].kept++;
@@ -1525,7 +1530,13 @@ DeviceProcessGone(int index, int pid, int wstatus)
 	arena->procs[index].kept = 0;
 	arena->procs[index].kept_bytes = 0;
 	for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
-		((SnapshotEntry *) (Base() + o))->kept_by &= ~(1u << index);
+	{
+		SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+		for (int v = 0; v < GEOACC_KEPT_VARIANTS; v++)
+			e->kept_by[v] &= ~(1u << index);
+		e->device_bytes[index] = 0;
+	}
 	Unlock();
 	if (WIFSIGNALED(wstatus))
 		ereport(LOG,

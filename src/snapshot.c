@@ -1173,8 +1173,12 @@ gpu_segment_join_snapshot(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		SnapshotTracks *s = (SnapshotTracks *) SnapshotOpen(name, KIND_TRAJECTORIES);
+		uint64		serial;
+		int			copies;
+		uint64		device_bytes;
 
-		GeoaccJoinAgainst(fcinfo, psprintf("snapshot \"%s\"", name), &s->tracks, s->head.srid, s->has_z);
+		GeoaccSnapshotPinnedResidence(&serial, &copies, &device_bytes);
+		GeoaccJoinAgainst(fcinfo, psprintf("snapshot \"%s\"", name), &s->tracks, serial, s->head.srid, s->has_z);
 	}
 	PG_FINALLY();
 	{
