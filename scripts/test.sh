@@ -82,6 +82,7 @@ run_suites() {		# run_suites LABEL [make variables...]
 	test/tiles/tile_map.sh || fail "web map of a snapshot ($label)"
 	dropdb --if-exists geoacc_fuzz_service && createdb geoacc_fuzz_service \
 		&& PGDATABASE=geoacc_fuzz_service python3 test/fuzz/fuzz.py --functions snapshot --cases "${GEOACC_FUZZ_CASES:-300}" \
+			--settings "SET geoacc.device = 'gpu'" \
 		|| fail "fuzz harness, snapshots ($label)"
 	dropdb --if-exists geoacc_fuzz_service
 	start_cluster
