@@ -66,6 +66,9 @@ PixelIsData(const GeoaccRasterBand *band, double v)
 	return isfinite(v) && !(band->has_nodata && v == band->nodata);
 }
 
+/* Pixels read from a band at a time (and between interrupt checks). */
+#define PIXELS_AT_ONCE ((size_t) 65536)
+
 static ColorScale
 ScaleFromName(const char *name)
 {
@@ -530,25 +533,29 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	PngFormat	format = {0};
 	uint8		palette[3 * 256];
 	uint8		alpha[256];
+	double	   *values = palloc(sizeof(double) * PIXELS_AT_ONCE);
 
 	col.map = ColormapFromName(colormap);
 	col.scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	col.transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 	col.min = INFINITY;
 	col.max = -INFINITY;
-	for (size_t i = 0; i < npixels; i++)
+	for (size_t first = 0; first < npixels; first += PIXELS_AT_ONCE)
 	{
-		double		v = GeoaccRasterPixel(band, i);
+		size_t		n = Min(PIXELS_AT_ONCE, npixels - first);
 
-		if (i % 1048576 == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (PixelIsColoured(band, &col, v))
+		CHECK_FOR_INTERRUPTS();
+		GeoaccRasterPixels(band, first, n, values);
+		for (size_t i = 0; i < n; i++)
 		{
-			col.min = fmin(col.min, v);
-			col.max = fmax(col.max, v);
+			if (PixelIsColoured(band, &col, values[i]))
+			{
+				col.min = fmin(col.min, values[i]);
+				col.max = fmax(col.max, values[i]);
+			}
+			else
+				has_nodata = true;
 		}
-		else
-			has_nodata = true;
 	}
 	if (!PG_ARGISNULL(3))
 		col.min = PG_GETARG_FLOAT8(3);
@@ -593,15 +600,21 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 		memcpy(palette + 3 * i, col.map->rgb[i], 3);
 	/* each pixel's entry, found once for the rows and the entries used */
 	index = palloc_extended(sizeof(int16) * npixels, MCXT_ALLOC_HUGE);
-	for (size_t i = 0; i < npixels; i++)
+	for (size_t first = 0; first < npixels; first += PIXELS_AT_ONCE)
 	{
-		double		v = GeoaccRasterPixel(band, i);
+		size_t		n = Min(PIXELS_AT_ONCE, npixels - first);
 
-		if (i % 1048576 == 0)
-			CHECK_FOR_INTERRUPTS();
-		index[i] = PixelIsColoured(band, &col, v) ? ColormapIndex(ScaleValue(col.scale, v, col.min, col.max)) : -1;
-		if (index[i] >= 0)
-			used[index[i]] = true;
+		CHECK_FOR_INTERRUPTS();
+		GeoaccRasterPixels(band, first, n, values);
+		for (size_t i = 0; i < n; i++)
+		{
+			double		v = values[i];
+			int16		k = PixelIsColoured(band, &col, v) ? ColormapIndex(ScaleValue(col.scale, v, col.min, col.max)) : -1;
+
+			index[first + i] = k;
+			if (k >= 0)
+				used[k] = true;
+		}
 	}
 	rows.index = index;
 	if (has_nodata)

@@ -768,8 +768,9 @@ typedef struct GeoaccRasterBand
 void		GeoaccRasterBandFromWkb(const bytea *wkb, GeoaccRasterBand *band);
 void		GeoaccRasterBandFromSerialized(const struct varlena *raster, GeoaccRasterBand *band);
 
-/* Pixel i (row-major, north row first) of a band, as a double. */
+/* Pixel i (row-major, north row first) of a band, as a double; n of them from pixel `first` into out[]. */
 double		GeoaccRasterPixel(const GeoaccRasterBand *band, size_t i);
+void		GeoaccRasterPixels(const GeoaccRasterBand *band, size_t first, size_t n, double *out);
 
 /* -------------------------------------- inner SQL queries (inner_query.c) */
 

@@ -179,6 +179,19 @@ GeoaccRasterPixel(const GeoaccRasterBand *band, size_t i)
 	return ReadPixel(band, band->pixels + i * band->pixel_bytes);
 }
 
+void
+GeoaccRasterPixels(const GeoaccRasterBand *band, size_t first, size_t n, double *out)
+{
+	/* the rasters geoacc writes: doubles in the host's order, copied as they are */
+	if (band->pixtype == PT_64BF && !band->swap)
+	{
+		memcpy(out, band->pixels + first * sizeof(double), n * sizeof(double));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = ReadPixel(band, band->pixels + (first + i) * band->pixel_bytes);
+}
+
 static int
 PixelBytes(int pixtype)
 {
