@@ -67,7 +67,7 @@ PixelIsData(const GeoaccRasterBand *band, double v)
 }
 
 /* Pixels read from a band at a time (and between interrupt checks). */
-#define PIXELS_AT_ONCE ((size_t) 65536)
+#define PIXELS_AT_ONCE ((size_t) 4096)
 
 static ColorScale
 ScaleFromName(const char *name)

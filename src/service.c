@@ -429,6 +429,8 @@ static void
 FreeLocked(Block *b)
 {
 	Block	   *next = NextBlock(b);
+	char	   *freed = (char *) b;
+	uint64		freed_size = b->size;
 
 	arena->used -= b->size;
 	b->owner = OWNER_FREE;
@@ -458,11 +460,15 @@ FreeLocked(Block *b)
 			b = prev;
 		}
 	}
-	/* large free blocks give their pages back (they read as zeros when taken again) */
-	if (b->size >= ARENA_RETURN_BYTES)
+	/*
+	 * A large block gives its pages back (they read as zeros when taken
+	 * again); a small one keeps them, even where it joins a large free
+	 * neighbour, so that the next calls find them touched.
+	 */
+	if (freed_size >= ARENA_RETURN_BYTES)
 	{
-		char	   *start = (char *) TYPEALIGN(8192, (char *) (b + 1));
-		char	   *end = (char *) TYPEALIGN_DOWN(8192, (char *) b + b->size);
+		char	   *start = (char *) TYPEALIGN(8192, freed + sizeof(Block));
+		char	   *end = (char *) TYPEALIGN_DOWN(8192, freed + freed_size);
 
 		if (end > start)
 			madvise(start, end - start, MADV_REMOVE);
