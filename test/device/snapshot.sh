@@ -95,7 +95,7 @@ psql -X -At -F ' | ' -c "SELECT '| snapshot: ' || rows || ' rows, ' || points ||
 echo
 echo "### 2. one session: the same tiles from the snapshot and over the table"
 echo
-same=$(psql -X -At -c "SET geoacc.device = gpu" -c "SELECT count(*) FILTER (WHERE geoacc_density_tile('tracks', z, x, y, vmax => 50) =
+same=$(PGOPTIONS="-c geoacc.device=gpu" psql -X -At -c "SELECT count(*) FILTER (WHERE geoacc_density_tile('tracks', z, x, y, vmax => 50) =
 	(SELECT geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)
 	 FROM tracks_3857 WHERE geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256))) || ' of ' || count(*) FROM tiles" 2>&1)
 echo "the same PNG bytes (the snapshot's under geoacc.device = gpu, from the points the device processes keep): $same tiles"
