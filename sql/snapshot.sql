@@ -6,6 +6,16 @@
 SET client_min_messages = warning;
 -- what the service keeps of other databases' snapshots, if any: the copies of this test's go by its end
 CREATE TEMP TABLE copies_before AS SELECT snapshot_copies AS n FROM geoacc_service();
+-- the copies left beyond those, once the device processes have released what they can (they look at least once
+-- a second; up to 10 s)
+CREATE FUNCTION pg_temp.copies_left() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..100 LOOP
+		EXIT WHEN (SELECT snapshot_copies FROM geoacc_service()) = (SELECT n FROM copies_before);
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	RETURN (SELECT snapshot_copies - (SELECT n FROM copies_before) FROM geoacc_service());
+END $$;
 
 SELECT geoacc_snapshot_create('ais', 'SELECT id, ST_Transform(traj, 3857) AS geom FROM ais_tracks') AS rows;
 SELECT name, owner, kind, rows, points, bytes > points * 16 AS bytes_held, built IS NOT NULL AS built, query
@@ -269,15 +279,8 @@ SELECT geoacc_snapshot_create('bad', 'SELECT id, ST_Force2D(traj) AS traj FROM a
 
 SELECT geoacc_snapshot_drop(name) FROM geoacc_snapshots();
 SELECT count(*) AS left FROM geoacc_snapshots();
--- what the device processes kept of the dropped snapshots is released (they look at least once a second)
-DO $$
-BEGIN
-	FOR i IN 1..100 LOOP
-		EXIT WHEN (SELECT snapshot_copies FROM geoacc_service()) = (SELECT n FROM copies_before);
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END $$;
-SELECT snapshot_copies - (SELECT n FROM copies_before) AS copies_left FROM geoacc_service();
+-- what the device processes kept of the dropped snapshots is released
+SELECT pg_temp.copies_left() AS copies_left;
 DROP TABLE snapshot_fixes;
 DROP ROLE geoacc_alice;
 DROP ROLE geoacc_bob;
@@ -291,14 +294,7 @@ SELECT length(geoacc_density_tile('first', 0, 0, 0)) > 0 AS tile;
 SELECT snapshot_copies > 0 AS kept FROM geoacc_service();
 DROP EXTENSION geoacc;
 CREATE EXTENSION geoacc;
-DO $$
-BEGIN
-	FOR i IN 1..100 LOOP
-		EXIT WHEN (SELECT snapshot_copies FROM geoacc_service()) = (SELECT n FROM copies_before);
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END $$;
-SELECT snapshot_copies - (SELECT n FROM copies_before) AS kept_after_drop FROM geoacc_service();
+SELECT pg_temp.copies_left() AS kept_after_drop;
 SELECT geoacc_snapshot_create('first', 'SELECT g AS id, ST_SetSRID(ST_MakePoint(g, g), 3857) AS geom FROM generate_series(1, 50) g') AS rows;
 SELECT name, rows, points FROM geoacc_snapshots();
 SELECT geoacc_snapshot_drop('first');

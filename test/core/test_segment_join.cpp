@@ -116,6 +116,22 @@ struct Result
 	GeoaccStatus status;
 };
 
+/* Every row of an open join into r, `capacity` at a time, then its statistics; the join is closed. */
+void
+fetch_rows(GeoaccSegmentJoin *j, uint32_t capacity, Result &r)
+{
+	std::vector<GeoaccJoinRow> buffer(capacity);
+	uint32_t	n = 0;
+
+	do
+	{
+		r.status = geoacc_segment_join_next(j, buffer.data(), capacity, &n);
+		r.rows.insert(r.rows.end(), buffer.begin(), buffer.begin() + n);
+	} while (r.status == GEOACC_OK && n > 0);
+	geoacc_segment_join_stats(j, &r.stats);
+	geoacc_segment_join_close(j);
+}
+
 /* All rows of a join, fetched `capacity` at a time. */
 Result
 join(GeoaccDevice device, const Tracks &a, const Tracks *b, double d, GeoaccJoinMethod method,
@@ -128,19 +144,8 @@ join(GeoaccDevice device, const Tracks &a, const Tracks *b, double d, GeoaccJoin
 
 	memset(&r.stats, 0, sizeof(r.stats));
 	r.status = geoacc_segment_join_open(device, &va, b ? &vb : nullptr, d, method, &j);
-	if (r.status != GEOACC_OK)
-		return r;
-
-	std::vector<GeoaccJoinRow> buffer(capacity);
-	uint32_t	n = 0;
-
-	do
-	{
-		r.status = geoacc_segment_join_next(j, buffer.data(), capacity, &n);
-		r.rows.insert(r.rows.end(), buffer.begin(), buffer.begin() + n);
-	} while (r.status == GEOACC_OK && n > 0);
-	geoacc_segment_join_stats(j, &r.stats);
-	geoacc_segment_join_close(j);
+	if (r.status == GEOACC_OK)
+		fetch_rows(j, capacity, r);
 	return r;
 }
 
@@ -155,19 +160,8 @@ join_prepared(GeoaccJoinEntries *entries, const Tracks &a, double d, GeoaccJoinM
 
 	memset(&r.stats, 0, sizeof(r.stats));
 	r.status = geoacc_segment_join_open_entries(&va, entries, d, method, &j);
-	if (r.status != GEOACC_OK)
-		return r;
-
-	std::vector<GeoaccJoinRow> buffer(capacity);
-	uint32_t	n = 0;
-
-	do
-	{
-		r.status = geoacc_segment_join_next(j, buffer.data(), capacity, &n);
-		r.rows.insert(r.rows.end(), buffer.begin(), buffer.begin() + n);
-	} while (r.status == GEOACC_OK && n > 0);
-	geoacc_segment_join_stats(j, &r.stats);
-	geoacc_segment_join_close(j);
+	if (r.status == GEOACC_OK)
+		fetch_rows(j, capacity, r);
 	return r;
 }
 
