@@ -677,6 +677,7 @@ geoacc_segment_join_open(GeoaccDevice device, const GeoaccTrajectories *a, const
 GeoaccJoinEntries::~GeoaccJoinEntries()
 {
 #ifdef GEOACC_WITH_CUDA
+	prepared_device_index_free(device_index);
 	join_entries_free_device(d_segments);
 #endif
 }

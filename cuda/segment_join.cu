@@ -49,6 +49,26 @@
 namespace geoacc
 {
 
+/* An index of prepared entries kept in device memory, and the join parameters it was built for. */
+struct PreparedDeviceIndex
+{
+	GeoaccJoinMethod method;
+	int			dims;
+	double		distance;
+	double		reach;
+	uint64_t	bytes;
+	DeviceBuffer<uint64_t> keys;
+	DeviceBuffer<uint32_t> start;
+	DeviceBuffer<uint32_t> entry_ids;
+	IndexArrays index;			/* over the three */
+
+	bool built_for(const JoinJob &job) const
+	{
+		return method == job.method && dims == job.params.dims && distance == job.params.distance &&
+			reach == job.params.reach;
+	}
+};
+
 namespace
 {
 
@@ -516,6 +536,7 @@ struct ArenaSizes
 	bool		queries;		/* false: a self-join searches its entries in place */
 	uint64_t	slots;			/* candidate slots of a batch */
 	size_t		scratch;		/* CUB's largest temporary storage */
+	bool		index_kept;		/* the entries and their index are kept on the device: neither in the arena */
 };
 
 /* The parts of the arena. */
@@ -560,7 +581,7 @@ lay_out(ArenaLayout &a, const ArenaSizes &z)
 	Buffers		b;
 
 	b.counts = a.take<DeviceCounts>(1);
-	b.entries = a.take<JoinSegment>(z.entries);
+	b.entries = a.take<JoinSegment>(z.index_kept ? 0 : z.entries);
 	b.queries = a.take<JoinSegment>(z.queries ? z.block : 0);
 	b.keys = a.take<uint64_t>(z.insertions);
 	b.start = a.take<uint32_t>(z.insertions + 1);
@@ -655,6 +676,15 @@ public:
 			nchunks *= 2;
 		}
 
+		/* prepared entries on the device: their index kept for these parameters, or to be kept */
+		if (GeoaccJoinEntries *p = job.device_entries() ? job.prepared : nullptr)
+		{
+			if (p->device_index && !p->device_index->built_for(job))
+				drop_kept_index(*p);
+			kept_index_ = chunks_.size() == 1 ? p->device_index : nullptr;
+			keep_index_ = chunks_.size() == 1 && kept_index_ == nullptr;
+		}
+
 		uint64_t	chunk_bytes = 0;
 
 		for (const EntryChunk &c : chunks_)
@@ -687,7 +717,10 @@ public:
 			z.entries = std::max(z.entries, c.count);
 			z.insertions = std::max(z.insertions, c.plan.method == GEOACC_JOIN_SPATIAL ? c.plan.insertions : c.count);
 		}
-		z.spatial = job.method == GEOACC_JOIN_SPATIAL;
+		z.index_kept = kept_index_ != nullptr;
+		if (z.index_kept)
+			z.insertions = 0;
+		z.spatial = job.method == GEOACC_JOIN_SPATIAL && !z.index_kept;
 		z.block = std::min<uint64_t>(block_, job.a.size());
 		in_place_ = job.params.self && chunks_.size() == 1;
 		z.queries = !in_place_;
@@ -720,8 +753,18 @@ public:
 			sink_->reserve(slots_);
 		/* each stage writes only its own counts, and the host reads the block whole */
 		GEOACC_CUDA_TRY(cudaMemsetAsync(buf_.counts, 0, sizeof(DeviceCounts), stream()));
-		if (chunks_.size() == 1)
+		if (kept_index_)
+		{
+			/* searched in place: nothing to copy or build */
+			buf_.entries = const_cast<JoinSegment *>(job.device_entries());
+			index_ = kept_index_->index;
+		}
+		else if (chunks_.size() == 1)
+		{
 			load_chunk(chunks_[0], stats);
+			if (keep_index_)
+				keep_index(*job.prepared);
+		}
 		count_device_work(stats);
 	}
 
@@ -872,6 +915,56 @@ private:
 		for (int l = 0; l < JOIN_LAYERS; l++)
 			index_.bins[l] = {c.layer_first_key[l + 1] - c.layer_first_key[l], buf_.keys + c.layer_first_key[l],
 				buf_.start + c.layer_first_key[l], buf_.entry_ids};
+		index_keys_ = c.nkeys;
+		index_insertions_ = total;
+	}
+
+	/*
+	 * Keep the index just built over prepared entries for their next joins
+	 * with the same parameters, in device memory of its own, where the cap
+	 * leaves room for it; the entries count its bytes as theirs.
+	 */
+	void keep_index(GeoaccJoinEntries &p)
+	{
+		const uint64_t bytes = index_keys_ * sizeof(uint64_t) + (index_keys_ + 1) * sizeof(uint32_t)
+			+ index_insertions_ * sizeof(uint32_t);
+
+		if (bytes > geoacc_gpu_memory_available())
+			return;
+
+		auto		kept = std::make_unique<PreparedDeviceIndex>();
+
+		kept->method = job_.method;
+		kept->dims = job_.params.dims;
+		kept->distance = job_.params.distance;
+		kept->reach = job_.params.reach;
+		kept->bytes = bytes;
+		kept->keys.resize(index_keys_);
+		kept->start.resize(index_keys_ + 1);
+		kept->entry_ids.resize(index_insertions_);
+		GEOACC_CUDA_TRY(cudaMemcpyAsync(kept->keys.data(), buf_.keys, index_keys_ * sizeof(uint64_t),
+										cudaMemcpyDeviceToDevice, stream()));
+		GEOACC_CUDA_TRY(cudaMemcpyAsync(kept->start.data(), buf_.start, (index_keys_ + 1) * sizeof(uint32_t),
+										cudaMemcpyDeviceToDevice, stream()));
+		GEOACC_CUDA_TRY(cudaMemcpyAsync(kept->entry_ids.data(), buf_.entry_ids, index_insertions_ * sizeof(uint32_t),
+										cudaMemcpyDeviceToDevice, stream()));
+		kept->index.plan = index_.plan;
+		for (int l = 0; l < JOIN_LAYERS; l++)
+		{
+			const BinArrays &b = index_.bins[l];
+
+			kept->index.bins[l] = {b.nkeys, kept->keys.data() + (b.keys - buf_.keys),
+				kept->start.data() + (b.start - buf_.start), kept->entry_ids.data()};
+		}
+		p.device_index = kept.release();
+		p.device_bytes += bytes;
+	}
+
+	static void drop_kept_index(GeoaccJoinEntries &p)
+	{
+		p.device_bytes -= p.device_index->bytes;
+		prepared_device_index_free(p.device_index);
+		p.device_index = nullptr;
 	}
 
 	template <class View>
@@ -1021,6 +1114,10 @@ private:
 	uint64_t	block_ = 1;
 	uint64_t	slots_ = 0;		/* of a batch in the arena */
 	bool		in_place_ = false;	/* the queries are the entries on the device */
+	const PreparedDeviceIndex *kept_index_ = nullptr;	/* the prepared entries' kept index, used in place */
+	bool		keep_index_ = false;	/* keep the index this runner builds */
+	uint64_t	index_keys_ = 0;	/* of the index last built: its non-empty keys and insertions */
+	uint64_t	index_insertions_ = 0;
 	StreamEvents events_;		/* start, searched, tested */
 	DeviceBuffer<unsigned char> arena_;
 	Buffers		buf_ = {};
@@ -1028,6 +1125,12 @@ private:
 };
 
 }								/* namespace */
+
+void
+prepared_device_index_free(PreparedDeviceIndex *index)
+{
+	delete index;
+}
 
 void *
 join_entries_to_device(const JoinSegment *segments, size_t n)

@@ -842,9 +842,16 @@ struct PreparedPlan
 /* The CPU's index over prepared entries, kept for the next join with the same parameters (segment_join.cpp). */
 struct PreparedHostIndex;
 
-/* GPU halves of prepared entries (segment_join.cu): a copy in device memory, and its release. */
+/* The GPU's index over prepared entries in device memory, kept likewise (segment_join.cu). */
+struct PreparedDeviceIndex;
+
+/*
+ * GPU halves of prepared entries (segment_join.cu): a copy in device memory,
+ * and its release; the release of a kept device index.
+ */
 void	   *join_entries_to_device(const JoinSegment *segments, size_t n);
 void		join_entries_free_device(void *d_segments);
+void		prepared_device_index_free(PreparedDeviceIndex *index);
 
 /* Rows of the queries [q0, q1) of a job, ordered, appended by one device. */
 class JoinRunner
@@ -953,9 +960,10 @@ struct GeoaccJoinEntries
 	geoacc::HostVector<geoacc::JoinSegment> segments;
 	double		max_abs = 0;	/* the largest magnitude of their coordinates */
 	void	   *d_segments = nullptr;	/* on the GPU: their copy */
-	uint64_t	device_bytes = 0;
+	uint64_t	device_bytes = 0;	/* the copy and the kept device index */
 	std::vector<geoacc::PreparedPlan> plans;
 	std::unique_ptr<geoacc::PreparedHostIndex> host_index;
+	geoacc::PreparedDeviceIndex *device_index = nullptr;	/* of the last join on the GPU in one chunk */
 
 	~GeoaccJoinEntries();
 };

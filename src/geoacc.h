@@ -300,7 +300,8 @@ void		GeoaccSnapshotInit(void);
  * KeptEverywhere: whether every running device process keeps that form.
  * Kept (in a device process): what it keeps of the entry in that form, or
  * NULL.  MayKeep: whether this process is a device process, which may keep
- * things.
+ * things.  KeptResize: what it keeps grew or shrank (a join's index kept
+ * with the segments) to `bytes` of device memory.
  */
 #define GEOACC_KEPT_VARIANTS 2
 
@@ -310,6 +311,7 @@ uint64		GeoaccServiceKeptBytes(void);
 void	   *GeoaccServiceKept(uint64 serial, int variant);
 bool		GeoaccServiceMayKeep(void);
 void		GeoaccServiceKeep(uint64 serial, int variant, void *what, uint64 bytes, void (*release) (void *what));
+void		GeoaccServiceKeptResize(uint64 serial, int variant, uint64 bytes);
 
 /* A row of a snapshot of meshes (snapshot.c): its id, SRID and welded mesh. */
 typedef struct GeoaccSnapshotMesh

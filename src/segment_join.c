@@ -541,6 +541,9 @@ JoinOpenOn(GeoaccDevice device, void *arg)
 		? geoacc_segment_join_open_entries(&r->a, kept, r->distance, r->method, &r->join)
 		: geoacc_segment_join_open(device, &r->a, r->self ? NULL : &r->b, r->distance, r->method, &r->join);
 
+	/* the join may have kept its index with the segments, or replaced it */
+	if (kept)
+		GeoaccServiceKeptResize(r->b_serial, r->b.z != NULL, geoacc_join_entries_device_bytes(kept));
 	if (status == GEOACC_OK)
 		GeoaccServiceHold(r->join, CloseHeldJoin);
 	return status;

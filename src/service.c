@@ -1205,6 +1205,27 @@ GeoaccServiceKeep(uint64 serial, int variant, void *what, uint64 bytes, void (*r
 	Unlock();
 }
 
+void
+GeoaccServiceKeptResize(uint64 serial, int variant, uint64 bytes)
+{
+	for (Kept *k = kept_list; k; k = k->next)
+	{
+		if (k->serial != serial || k->variant != variant || k->bytes == bytes)
+			continue;
+		Lock();
+		for (uint64 o = arena->snapshots; o; o = ((SnapshotEntry *) (Base() + o))->next)
+		{
+			SnapshotEntry *e = (SnapshotEntry *) (Base() + o);
+
+			if (e->serial == serial)
+				e->device_bytes[my_index] = e->device_bytes[my_index] - k->bytes + bytes;
+		}
+		arena->procs[my_index].kept_bytes = arena->procs[my_index].kept_bytes - k->bytes + bytes;
+		k->bytes = bytes;
+		Unlock();
+	}
+}
+
 /*
  * Release what this process keeps of snapshots whose entries are gone
  * (lock held: released around the releases).  An entry dropped but still

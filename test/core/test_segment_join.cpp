@@ -903,6 +903,43 @@ TEST(segment_join_gpu_prepared_entries_match)
 	CHECK(geoacc_gpu_memory_in_use() == 0);
 }
 
+/*
+ * On the GPU a second join with the same parameters searches the index the
+ * first kept in device memory (nothing uploaded or built); other parameters
+ * replace it.  The entries count its bytes, and freeing them frees all.
+ */
+TEST(segment_join_gpu_prepared_entries_keep_the_index)
+{
+	REQUIRE_GPU();
+	Tracks		b = random_tracks(CLUSTERED, 150, 60, false, 0);
+	Tracks		a = random_tracks(CLUSTERED, 100, 60, false, 0);
+	GeoaccTrajectories vb = b.view();
+	GeoaccJoinEntries *entries = nullptr;
+
+	CHECK_OK(geoacc_join_entries_create(GEOACC_DEVICE_GPU, &vb, &entries));
+
+	const uint64_t segments = geoacc_join_entries_device_bytes(entries);
+	Result		first = join_prepared(entries, a, 40, GEOACC_JOIN_SPATIOTEMPORAL);
+	const uint64_t with_index = geoacc_join_entries_device_bytes(entries);
+	Result		second = join_prepared(entries, a, 40, GEOACC_JOIN_SPATIOTEMPORAL);
+
+	CHECK(with_index > segments && geoacc_gpu_memory_in_use() == with_index);
+	CHECK(first.stats.index_ms > 0 && second.stats.index_ms == 0 && second.stats.upload_ms == 0);
+	CHECK(!first.rows.empty() && same_rows(first.rows, join(GEOACC_DEVICE_CPU, a, &b, 40,
+															   GEOACC_JOIN_SPATIOTEMPORAL).rows));
+	CHECK(same_rows(second.rows, first.rows) && second.stats.candidates == first.stats.candidates);
+	for (GeoaccJoinMethod method : all_methods)
+	{
+		Result		other = join_prepared(entries, a, 41, method);
+
+		CHECK(method == GEOACC_JOIN_AUTO || other.stats.index_ms > 0);	/* auto may pick the last one's */
+		CHECK(same_rows(other.rows, join(GEOACC_DEVICE_CPU, a, &b, 41, method).rows));
+		CHECK(geoacc_gpu_memory_in_use() == geoacc_join_entries_device_bytes(entries));
+	}
+	geoacc_join_entries_free(entries);
+	CHECK(geoacc_gpu_memory_in_use() == 0);
+}
+
 /* Prepared entries on the GPU under a small cap: chunks (planned once, then the kept plans), and the same rows. */
 TEST(segment_join_gpu_prepared_entries_in_chunks)
 {

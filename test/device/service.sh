@@ -154,7 +154,7 @@ done
 
 echo
 echo "### 4. 16 sessions at once, every function under geoacc.device = gpu, on the service"
-jobs() {	# jobs SUFFIX DEVICE
+session_sql() {	# session_sql SUFFIX DEVICE
 	cat <<SQL
 SET geoacc.device = $2;
 SET geoacc.gpu_threshold = 0;
@@ -166,10 +166,10 @@ CREATE TABLE tracks_$1 AS SELECT * FROM gpu_make_trajectories('SELECT object_id,
 SQL
 }
 export PGPORT=5451
-jobs ref cpu | psql -X -q -v ON_ERROR_STOP=1 > "$OUT/service_ref.log" 2>&1 || problem "the CPU reference failed"
+session_sql ref cpu | psql -X -q -v ON_ERROR_STOP=1 > "$OUT/service_ref.log" 2>&1 || problem "the CPU reference failed"
 pids=()
 for s in $(seq 16); do
-	jobs "s$s" gpu | psql -X -q -v ON_ERROR_STOP=1 > "$OUT/service_session_$s.log" 2>&1 &
+	session_sql "s$s" gpu | psql -X -q -v ON_ERROR_STOP=1 > "$OUT/service_session_$s.log" 2>&1 &
 	pids+=($!)
 done
 failed=0
