@@ -255,6 +255,11 @@ EXTRA_CLEAN += test/bench/twed_bench
 test/bench/twed_bench: test/bench/twed_bench.cpp cuda/geoacc_core.h test/uci_synthetic_control.h $(CORE_LIB)
 	$(CXX) $(CORE_CXXFLAGS) -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
 
+# ------------------- what a CUDA context costs a process (GPU builds only)
+EXTRA_CLEAN += test/bench/context_cost
+test/bench/context_cost: test/bench/context_cost.cpp cuda/geoacc_core.h $(CORE_LIB)
+	$(CXX) $(CORE_CXXFLAGS) -I$(CUDA_HOME)/include -Icuda $< $(CORE_LIB) $(CUDA_LIBS) -lm -o $@
+
 # ----------------------------------- segment join benchmark (core level)
 EXTRA_CLEAN += test/bench/segment_join_bench
 
