@@ -20,7 +20,7 @@
 # TILESET_LARGE (default 32) sets the copies of b9 along x and y in the large model; TILESET_CELLS (64) the
 # cells a tile.  Prints markdown; logs go to $OUT (default /tmp/geoacc-out).
 #
-# Not yet run: no GPU machine was lent when this was written.
+# Its checks and sql parts first ran on an H100 on 2026-12-06 (test/device/RESULTS.md); core has not run yet.
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Tests and benchmark of the vessel events (gpu_encounters, gpu_stops, gpu_zone_visits) on the GPU machine,
 # from the repository root after geoacc is built (CUDA_ARCHS=90) and installed and PostgreSQL is running with
-# PG* set (test/device/run.sh does that).  Not yet run: written before a GPU was at hand.
+# PG* set (test/device/run.sh does that).
 #
 #   1. The core tests of the events, GPU against CPU to the bit (fresh seed, printed), and the events regress
 #      test with geoacc.device = gpu (the same expected file as on the CPU).
@@ -21,7 +21,7 @@
 #
 # A size list set empty (EVENTS_STOP_SIZES=) leaves that part out. EVENTS_CHECKS=0 leaves out part 1; EVENTS_DEVICE=cpu runs the "GPU" columns on the CPU (a smoke test of the
 # script on a machine without a GPU, with small sizes).  Prints markdown tables; logs go to $OUT (default
-# /tmp/geoacc-out).
+# /tmp/geoacc-out).  First run on an H100 on 2026-12-06 (test/device/RESULTS.md).
 set -uo pipefail
 db=${EVENTS_DB:-geoacc_bench}
 encounter_sizes=${EVENTS_ENCOUNTER_SIZES-100000 1000000 10000000 100000000}
@@ -76,7 +76,8 @@ field() { echo "$1" | cut -d'|' -f"$2"; }
 seconds() {
 	case $1 in
 		timeout) echo "> $2" ;;
-		failed | '') echo failed ;;
+		'') echo "-" ;;			# not run at this size
+		failed) echo failed ;;
 		*) awk -v ms="$1" 'BEGIN { if (ms < 1000) printf "%.1f ms", ms; else printf "%.2f s", ms / 1000 }' ;;
 	esac
 }
