@@ -63,6 +63,14 @@ int			device_choice_count = 0;
 int			device_slot = 0;
 int			current_device = -1;
 
+/*
+ * Each thread's stack, which CUDA reserves for every thread the device can
+ * hold (1 KiB by default: about 200 MiB of every context on an H100).  The
+ * deepest stack frame of geoacc's kernels is 40 bytes, none recurses, and
+ * the driver grows the limit for a kernel launched with a larger need.
+ */
+constexpr size_t THREAD_STACK_BYTES = 256;
+
 /* A reservation from the server's budget caps the call; else the setting or the automatic cap. */
 uint64_t
 memory_limit()
@@ -143,6 +151,8 @@ require_gpu()
 		fail(GEOACC_ERR_NO_DEVICE, "%s", absent_reason);
 	}
 	err = cudaSetDevice(ordinal);
+	if (err == cudaSuccess)
+		err = cudaDeviceSetLimit(cudaLimitStackSize, THREAD_STACK_BYTES);
 	if (err == cudaSuccess)
 		err = cudaStreamCreateWithFlags(&geoacc_stream, cudaStreamNonBlocking);
 	if (err == cudaSuccess)

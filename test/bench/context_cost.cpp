@@ -11,7 +11,8 @@
  *   context_cost [--stack BYTES] [--heap BYTES] [--fifo BYTES] [--call] [--pause SECONDS]
  *
  * --stack: cudaLimitStackSize (each thread's stack, reserved for every
- * thread the device can hold), --heap: cudaLimitMallocHeapSize (device-side
+ * thread the device can hold), set after geoacc has started the context
+ * with its own (256 B; CUDA's default is 1 KiB), --heap: cudaLimitMallocHeapSize (device-side
  * malloc, which geoacc does not use), --fifo: cudaLimitPrintfFifoSize.
  */
 #include "geoacc_core.h"
@@ -52,6 +53,7 @@ main(int argc, char **argv)
 {
 	bool		call = false;
 	double		pause = 5;
+	long long	stack_setting = -1;	/* -1: geoacc's */
 	const double start = now_ms();
 
 	for (int i = 1; i < argc; i++)
@@ -63,7 +65,7 @@ main(int argc, char **argv)
 		else if (i + 1 < argc && strcmp(argv[i], "--pause") == 0)
 			pause = atof(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "--stack") == 0)
-			ok = set_limit(cudaLimitStackSize, "stack", strtoull(argv[++i], nullptr, 10));
+			stack_setting = strtoll(argv[++i], nullptr, 10);
 		else if (i + 1 < argc && strcmp(argv[i], "--heap") == 0)
 			ok = set_limit(cudaLimitMallocHeapSize, "heap", strtoull(argv[++i], nullptr, 10));
 		else if (i + 1 < argc && strcmp(argv[i], "--fifo") == 0)
@@ -81,6 +83,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "context_cost: %s\n", geoacc_status_message());
 		return 1;
 	}
+	if (stack_setting >= 0 && !set_limit(cudaLimitStackSize, "stack", (size_t) stack_setting))
+		return 1;
 
 	const double init_ms = now_ms() - start;
 	double		call_ms = 0;

@@ -34,10 +34,10 @@ variant() {	# variant NAME ENV ARGS...
 	median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 	echo "| $name | $(median "${mems[@]}") | $(median "${inits[@]}") | $(median "${calls[@]}") | $limits |"
 }
-variant "default (lazy loading), no call" "" 
-variant "default (lazy loading)" "" --call
+variant "geoacc (lazy loading, stack 256 B), no call" ""
+variant "geoacc (lazy loading, stack 256 B)" "" --call
+variant "stack 1 KiB (CUDA's default)" "" --stack 1024 --call
+variant "stack 64 B" "" --stack 64 --call
 variant "eager module loading" "CUDA_MODULE_LOADING=EAGER" --call
-variant "stack 256 B" "" --stack 256 --call
 variant "device heap 0" "" --heap 0 --call
 variant "printf FIFO 4 KiB" "" --fifo 4096 --call
-variant "stack 256 B, heap 0, FIFO 4 KiB" "" --stack 256 --heap 0 --fifo 4096 --call

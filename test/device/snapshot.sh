@@ -14,7 +14,8 @@
 #      snapshot and from the table;
 #   4. the segment join of new tracks (about 10^4 segments) against a snapshot of trajectories of JOIN_POINTS
 #      points (default 10^7) at 100 m, written with CREATE TABLE AS, against gpu_segment_join with the same rows
-#      as b_sql, on the GPU and on the CPU: the same rows.
+#      as b_sql, on the GPU and on the CPU: the same rows;
+#   5. pgbench over the snapshot again with each of SNAPSHOT_PROCESSES (default "2 4 8") device processes.
 #
 # Prints markdown; the last line says whether every check held.
 set -uo pipefail
@@ -122,6 +123,26 @@ for device in auto gpu cpu; do
 	done
 done
 
+# a tile's parts under gpu, by zoom: the PNG, the raster alone (no colouring, no PNG), and an empty tile (the cost
+# of a tile outside its projection and convolution)
+zooms=$(psql -X -At -c "SELECT z FROM tiles ORDER BY k")
+by_zoom() {	# by_zoom Q: median ms of Q (%s: the tile's number) per zoom over the tiles, in one session
+	local script
+	script=$(for k in $(seq 1 "$tiles"); do printf "$1\n" "$k"; done)
+	psql -X -q -At -c "SET geoacc.device = gpu" -c '\timing on' -f <(echo "$script") 2>&1 \
+		| sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste - <(echo "$zooms") \
+		| sort -k2,2n -k1,1g | awk 'function out() {printf "%s %s %d\n", z, v[int((n + 1) / 2)], n}
+			NR > 1 && $2 != z {out()} $2 != z {z = $2; n = 0} {v[++n] = $1} END {if (NR) out()}'
+}
+by_zoom "SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles WHERE k = %s;" > "$OUT/snapshot_parts_png.txt"
+by_zoom "SELECT length(geoacc_density_tile_raster('tracks', z, x, y)) FROM tiles WHERE k = %s;" > "$OUT/snapshot_parts_raster.txt"
+by_zoom "SELECT length(geoacc_density_tile('tracks', 12, 0, 0, vmax => 50)) FROM tiles WHERE k = %s;" > "$OUT/snapshot_parts_empty.txt"
+echo
+echo "| zoom (tiles) | PNG tile, median ms | its raster alone | an empty tile (12/0/0) |"
+echo "| --- | --- | --- | --- |"
+paste -d ' ' "$OUT/snapshot_parts_png.txt" "$OUT/snapshot_parts_raster.txt" "$OUT/snapshot_parts_empty.txt" \
+	| awk '{printf "| %s (%s) | %s | %s | %s |\n", $1, $3, $2, $5, $8}'
+
 echo
 echo "### 3. pgbench: 16 clients, 15 s, a random tile of those each transaction"
 echo
@@ -180,6 +201,24 @@ echo
 echo "rows of the GPU snapshot join unlike the CPU query join's: $differ"
 [ "$differ" = 0 ] || problem "the joins differ ($differ rows)"
 psql -X -At -c "SELECT 'service: ' || calls || ' calls, ' || failed_calls || ' failed, memory used ' || pg_size_pretty(memory_used) || ', peak ' || pg_size_pretty(memory_peak) FROM geoacc_service()"
+
+# tiles a second against the number of device processes (geoacc.service_processes): whether the GPU or the work
+# around it in each process bounds them
+echo
+echo "### 5. pgbench over the snapshot against geoacc.service_processes (16 clients, 5 s to warm up, then 15 s)"
+echo
+echo "| device processes | keeping the points | tiles/s | failed |"
+echo "| --- | --- | --- | --- |"
+for n in ${SNAPSHOT_PROCESSES:-2 4 8}; do
+	as_user "$PGBIN/pg_ctl -D $data -l /tmp/geoacc-snapshot-server.log -w restart -o '-c geoacc.service_processes=$n'" \
+		> /dev/null || { problem "restart with $n device processes"; break; }
+	"$PGBIN/pgbench" -n -c 16 -j 16 -T 5 -f "$OUT/snapshot_pgbench_snapshot.sql" > /dev/null 2>&1
+	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$OUT/snapshot_pgbench_snapshot.sql" > "$OUT/snapshot_pgbench_$n.log" 2>&1
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/snapshot_pgbench_$n.log" | head -1)
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$OUT/snapshot_pgbench_$n.log")
+	echo "| $n | $(psql -X -At -c "SELECT device_copies FROM geoacc_snapshots() WHERE name = 'tracks'") | ${tps:-failed} | ${failed:-?} |"
+	[ -n "$tps" ] || problem "pgbench with $n device processes: $(tail -2 "$OUT/snapshot_pgbench_$n.log")"
+done
 echo
 [ $problems = 0 ] && echo "snapshot: every check held" || echo "snapshot: $problems checks failed"
 exit $((problems > 0))
