@@ -90,7 +90,7 @@ if has sql; then
 	echo "| device | run | statement ms | rows | bytes |"
 	echo "| --- | --- | --- | --- | --- |"
 	for device in gpu cpu; do
-		for run in 1 2; do
+		for run in $(seq "$([ $device = cpu ] && echo "${TILESET_CPU_RUNS:-2}" || echo 2)"); do
 			ms=$(psql -X -q -At -c "SET geoacc.device = $device" -c "SET client_min_messages = debug1" \
 				-c "DROP TABLE IF EXISTS tiles_$device" -c '\timing on' \
 				-c "CREATE TABLE tiles_$device AS SELECT t.* FROM plys, gpu_mesh_tileset(ply, 5, 32618, $cells) t WHERE name = '$big'" \
@@ -99,12 +99,34 @@ if has sql; then
 			echo "| $device | $run | $ms | $rows | $bytes |"
 		done
 	done
-	grep -h "gpu_mesh_tileset:" "$OUT"/tileset_sql_gpu_2.log "$OUT"/tileset_sql_cpu_2.log | sed 's/^/    /'
+	grep -h "gpu_mesh_tileset:" "$OUT"/tileset_sql_gpu_2.log "$OUT"/tileset_sql_cpu_1.log | sed 's/^/    /'
 	same=$(psql -X -At -c "SELECT count(*) = (SELECT count(*) FROM tiles_cpu) AND bool_and(g.content = c.content)
 		FROM tiles_gpu g JOIN tiles_cpu c USING (path)")
 	echo
 	echo "GPU and CPU rows the same: $same"
 	[ "$same" = t ] || status=1
+	# what PostgreSQL's own reading and writing cost: the PLY detoasted alone, the rows written again from a table,
+	# and the GPU statement with the PLY stored uncompressed (STORAGE EXTERNAL) and the rows compressed with lz4
+	# (default_toast_compression) in place of pglz
+	psql -X -q -c "CREATE TABLE plys_plain (name text PRIMARY KEY, ply bytea)" \
+		-c "ALTER TABLE plys_plain ALTER COLUMN ply SET STORAGE EXTERNAL" -c "INSERT INTO plys_plain TABLE plys" || exit 1
+	echo
+	echo "| what (GPU, the better of 2) | ms |"
+	echo "| --- | --- |"
+	best() { psql -X -q -At -c '\timing on' "$@" 2>&1 | awk '/^Time:/ {print $2}' | sort -g | head -1; }
+	echo "| the PLY detoasted alone (pglz) | $(best -c "SELECT length(ply || ''::bytea) FROM plys" -c "SELECT length(ply || ''::bytea) FROM plys") |"
+	echo "| the PLY detoasted alone (stored uncompressed) | $(best -c "SELECT length(ply || ''::bytea) FROM plys_plain" -c "SELECT length(ply || ''::bytea) FROM plys_plain") |"
+	for compression in pglz lz4; do
+		echo "| the rows written again from a table, $compression | $(PGOPTIONS="-c default_toast_compression=$compression" \
+			best -c "CREATE TABLE w1 AS TABLE tiles_gpu" -c "CREATE TABLE w2 AS TABLE tiles_gpu") |"
+		psql -X -q -c "DROP TABLE w1, w2"
+	done
+	for run in 1 2; do
+		ms=$(psql -X -q -At -c "SET geoacc.device = gpu" -c "SET default_toast_compression = lz4" -c "DROP TABLE IF EXISTS tiles_lz4" \
+			-c '\timing on' -c "CREATE TABLE tiles_lz4 AS SELECT t.* FROM plys_plain, gpu_mesh_tileset(ply, 5, 32618, $cells) t WHERE name = '$big'" \
+			2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+		echo "| the tileset statement, PLY uncompressed, rows lz4 (run $run) | $ms |"
+	done
 	dropdb "$db"
 fi
 exit $status
