@@ -14,8 +14,10 @@
 #   3. Stops over EVENTS_STOP_SIZES fixes (default 10^6, 10^7, 10^8: target 10^8 in at most 30 s) at 200 m and
 #      30 minutes, GPU and CPU, and the plain reference of the regress test (PL/pgSQL) at 10^5 fixes.
 #   4. Zone visits of EVENTS_ZONE_SIZES segments (default 10^6, 10^7: target 10^7 against 10^4 port polygons in
-#      at most 10 s) against EVENTS_ZONES polygons (default 10^4: circles of 100 m to 1 km around fixes of the
-#      tracks, 8 to 32 sides; the tracks lie in three harbours, so the zones overlap much more than ports do),
+#      at most 10 s) against EVENTS_ZONES polygons (default 10^4) of EVENTS_ZONE_SHAPE: "ports" (default), apart
+#      like ports, one in each cell of a square grid over the tracks' extent, of 8 to 32 sides and a radius of 10%
+#      to 40% of the cell, or "fixes", circles of 100 m to 1 km around fixes of the tracks (which lie in three
+#      harbours, so these zones overlap each other much more than ports do),
 #      GPU and CPU; the PostGIS way (ST_Intersection of each segment with the zones it meets, by a GiST index;
 #      its pieces, not yet merged) at 10^5 segments.
 #
@@ -29,6 +31,7 @@ sql_sizes=${EVENTS_SQL_SIZES-100000 1000000}
 stop_sizes=${EVENTS_STOP_SIZES-1000000 10000000 100000000}
 zone_sizes=${EVENTS_ZONE_SIZES-1000000 10000000}
 zones=${EVENTS_ZONES:-10000}
+zone_shape=${EVENTS_ZONE_SHAPE:-ports}
 cpu_max=${EVENTS_CPU_MAX:-1000000}
 timeout=${EVENTS_TIMEOUT:-600s}
 checks=${EVENTS_CHECKS:-1}
@@ -175,13 +178,24 @@ echo "stops at about 10^5 fixes: PL/pgSQL reference $(seconds "$(field "$r" 1)" 
 
 rows=()
 echo
-echo "## zone visits against $zones port polygons"
+echo "## zone visits against $zones polygons ($zone_shape)"
 psql -X -q -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS events_zones" -c "SELECT setseed(0.5)" \
 	-c "CREATE UNLOGGED TABLE events_zones AS
-		SELECT row_number() OVER () AS id,
-			ST_Buffer(ST_PointN(traj, 1 + (random() * (ST_NPoints(traj) - 1))::int), 100 + random() * 900,
+		SELECT row_number() OVER () AS id, polygon FROM (
+		SELECT ST_Buffer(ST_PointN(traj, 1 + (random() * (ST_NPoints(traj) - 1))::int), 100 + random() * 900,
 				2 + (random() * 6)::int) AS polygon
-		FROM (SELECT traj FROM ais_tracks, generate_series(1, 1 + $zones / 477) ORDER BY random() LIMIT $zones) t" \
+		FROM (SELECT traj FROM ais_tracks, generate_series(1, 1 + $zones / 477) ORDER BY random() LIMIT $zones) t
+		WHERE '$zone_shape' = 'fixes'
+		UNION ALL
+		SELECT ST_Buffer(ST_SetSRID(ST_MakePoint(x0 + (i + 0.5 + (0.5 - f) * (random() - 0.5)) * w,
+												 y0 + (j + 0.5 + (0.5 - f) * (random() - 0.5)) * h), srid),
+						 f * least(w, h), 2 + (random() * 6)::int)
+		FROM (SELECT ST_XMin(e) AS x0, ST_YMin(e) AS y0, (ST_XMax(e) - ST_XMin(e)) / n AS w,
+					 (ST_YMax(e) - ST_YMin(e)) / n AS h, n, srid
+			  FROM (SELECT ST_Extent(traj)::geometry AS e, max(ST_SRID(traj)) AS srid,
+						   ceil(sqrt($zones))::int AS n FROM ais_tracks) x) g,
+			 generate_series(0, n - 1) i, generate_series(0, n - 1) j, LATERAL (SELECT 0.1 + random() * 0.3 AS f) r
+		WHERE '$zone_shape' = 'ports' LIMIT $zones) z" \
 	-c "CREATE INDEX ON events_zones USING gist (polygon)" >> "$OUT/events_data.log" 2>&1
 for size in $zone_sizes; do
 	table=$(tracks "$size") || { status=1; continue; }
