@@ -489,6 +489,7 @@ clip_level(GeoaccDevice device, const GeoaccMesh &mesh, const GeoaccBox &extent,
 
 	const uint32_t k = mesh.nattributes;
 	std::vector<uint32_t> remap(mesh.nvertices, UINT32_MAX);
+	std::vector<uint32_t> seen_in(mesh.nvertices, UINT32_MAX);	/* the last tile that listed the vertex */
 
 	for (uint32_t ix = 0; ix < n; ix++)
 		for (uint32_t iy = 0; iy < n; iy++)
@@ -499,14 +500,21 @@ clip_level(GeoaccDevice device, const GeoaccMesh &mesh, const GeoaccBox &extent,
 			if (count[cell] == count[cell + 1])
 				continue;
 
-			/* the sub-mesh: its vertices in input order */
+			/* the sub-mesh: its vertices in input order, each listed once */
 			std::vector<uint32_t> verts;
 
 			for (uint32_t e = count[cell]; e < count[cell + 1]; e++)
 				for (int c = 0; c < 3; c++)
-					verts.push_back(mesh.triangles[(size_t) filed[e] * 3 + c]);
+				{
+					const uint32_t v = mesh.triangles[(size_t) filed[e] * 3 + c];
+
+					if (seen_in[v] != (uint32_t) cell)
+					{
+						seen_in[v] = (uint32_t) cell;
+						verts.push_back(v);
+					}
+				}
 			std::sort(verts.begin(), verts.end());
-			verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
 
 			std::vector<double> pos(verts.size() * 3);
 			std::vector<float> attr(verts.size() * k);
