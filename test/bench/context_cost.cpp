@@ -12,8 +12,9 @@
  *
  * --stack: cudaLimitStackSize (each thread's stack, reserved for every
  * thread the device can hold), set after geoacc has started the context
- * with its own (256 B; CUDA's default is 1 KiB), --heap: cudaLimitMallocHeapSize (device-side
- * malloc, which geoacc does not use), --fifo: cudaLimitPrintfFifoSize.
+ * with its own (256 B; CUDA's default is 1 KiB), --heap:
+ * cudaLimitMallocHeapSize (device-side malloc, which geoacc does not use),
+ * --fifo: cudaLimitPrintfFifoSize.
  */
 #include "geoacc_core.h"
 

@@ -81,6 +81,14 @@ echo "## snapshot: density tiles ($mode service), $(nvidia-smi --query-gpu=name 
 echo
 echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj)) || ' points' FROM tracks"), made in $((SECONDS - start)) s; $tiles tiles"
 
+# tile_script Q: Q once per tile, its %s the tile's number
+tile_script() { for k in $(seq 1 "$tiles"); do printf "$1\n" "$k"; done; }
+# pgbench_tiles SCRIPT LOG: 16 clients for 15 s; sets tps (empty when pgbench failed) and failed
+pgbench_tiles() {
+	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$1" > "$2" 2>&1
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$2" | head -1)
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$2")
+}
 # ms SQL...: the milliseconds of the last statement, in one session
 ms() { psql -X -q -At -v ON_ERROR_STOP=1 -c '\timing on' "$@" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1; }
 echo
@@ -114,8 +122,7 @@ for device in ${SNAPSHOT_DEVICES:-auto gpu cpu}; do
 		else
 			q="SELECT length(geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)) FROM tiles, tracks_3857 WHERE k = %s AND geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256) GROUP BY z, x, y;"
 		fi
-		script=$(for k in $(seq 1 "$tiles"); do printf "$q\n" "$k"; done)
-		psql -X -q -At -c "SET geoacc.device = $device" -c '\timing on' -f <(echo "$script") > "$OUT/snapshot_${device}_$from.log" 2>&1
+		psql -X -q -At -c "SET geoacc.device = $device" -c '\timing on' -f <(tile_script "$q") > "$OUT/snapshot_${device}_$from.log" 2>&1
 		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$OUT/snapshot_${device}_$from.log" | sort -g > "$OUT/snapshot_${device}_$from.ms"
 		n=$(wc -l < "$OUT/snapshot_${device}_$from.ms")
 		median=$(sed -n "$(( (n + 1) / 2 ))p" "$OUT/snapshot_${device}_$from.ms")
@@ -129,9 +136,7 @@ done
 # of a tile outside its projection and convolution)
 zooms=$(psql -X -At -c "SELECT z FROM tiles ORDER BY k")
 by_zoom() {	# by_zoom Q: median ms of Q (%s: the tile's number) per zoom over the tiles, in one session
-	local script
-	script=$(for k in $(seq 1 "$tiles"); do printf "$1\n" "$k"; done)
-	psql -X -q -At -c "SET geoacc.device = gpu" -c '\timing on' -f <(echo "$script") 2>&1 \
+	psql -X -q -At -c "SET geoacc.device = gpu" -c '\timing on' -f <(tile_script "$1") 2>&1 \
 		| sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste - <(echo "$zooms") \
 		| sort -k2,2n -k1,1g | awk 'function out() {printf "%s %s %d\n", z, v[int((n + 1) / 2)], n}
 			NR > 1 && $2 != z {out()} $2 != z {z = $2; n = 0} {v[++n] = $1} END {if (NR) out()}'
@@ -157,9 +162,7 @@ for from in snapshot table; do
 		q="SELECT length(geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)) FROM tiles, tracks_3857 WHERE k = :k AND geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256) GROUP BY z, x, y;"
 	fi
 	printf '\\set k random(1, %s)\n%s\n' "$tiles" "$q" > "$OUT/snapshot_pgbench_$from.sql"
-	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$OUT/snapshot_pgbench_$from.sql" > "$OUT/snapshot_pgbench_$from.log" 2>&1
-	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/snapshot_pgbench_$from.log" | head -1)
-	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$OUT/snapshot_pgbench_$from.log")
+	pgbench_tiles "$OUT/snapshot_pgbench_$from.sql" "$OUT/snapshot_pgbench_$from.log"
 	echo "| $from | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench $from: $(tail -2 "$OUT/snapshot_pgbench_$from.log")"
 done
@@ -217,9 +220,7 @@ for n in ${SNAPSHOT_PROCESSES:-2 4 8}; do
 	as_user "$PGBIN/pg_ctl -D $data -l /tmp/geoacc-snapshot-server.log -w restart -o '-c geoacc.service_processes=$n'" \
 		> /dev/null || { problem "restart with $n device processes"; break; }
 	"$PGBIN/pgbench" -n -c 16 -j 16 -T 5 -f "$OUT/snapshot_pgbench_snapshot.sql" > /dev/null 2>&1
-	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$OUT/snapshot_pgbench_snapshot.sql" > "$OUT/snapshot_pgbench_$n.log" 2>&1
-	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/snapshot_pgbench_$n.log" | head -1)
-	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$OUT/snapshot_pgbench_$n.log")
+	pgbench_tiles "$OUT/snapshot_pgbench_snapshot.sql" "$OUT/snapshot_pgbench_$n.log"
 	echo "| $n | $(psql -X -At -c "SELECT device_copies FROM geoacc_snapshots() WHERE name = 'tracks'") | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench with $n device processes: $(tail -2 "$OUT/snapshot_pgbench_$n.log")"
 done
