@@ -3,7 +3,8 @@
  *
  * Device management for one process (one PostgreSQL backend): lazy CUDA
  * initialisation, device queries, the stream, tracked allocations under the
- * memory cap, and the switch that disables the GPU after a sticky error.
+ * memory cap (stream-ordered, from the device's memory pool), and the switch
+ * that disables the GPU after a sticky error.
  */
 #include "cuda_util.cuh"
 
@@ -27,6 +28,8 @@ uint64_t	memory_in_use;
 uint64_t	device_memory;			/* the device's total memory */
 uint64_t	reservation;			/* geoacc_gpu_set_reservation(): 0, none */
 uint64_t	reservation_base;		/* memory in use when it began */
+uint64_t	kept_freed_memory;		/* geoacc_gpu_keep_freed_memory() */
+cudaMemPool_t memory_pool;			/* the device's default pool, which the stream allocates from */
 std::unordered_map<void *, size_t> *live_allocations;
 geoacc::DeviceCounters counters;
 
@@ -157,6 +160,10 @@ require_gpu()
 	if (err == cudaSuccess)
 		err = cudaStreamCreateWithFlags(&geoacc_stream, cudaStreamNonBlocking);
 	if (err == cudaSuccess)
+		err = cudaDeviceGetDefaultMemPool(&memory_pool, ordinal);
+	if (err == cudaSuccess)
+		err = cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &kept_freed_memory);
+	if (err == cudaSuccess)
 		err = cudaMemGetInfo(&free_bytes, &total_bytes);
 	if (err != cudaSuccess)
 	{
@@ -215,7 +222,21 @@ device_malloc(size_t bytes)
 
 	void	   *ptr = nullptr;
 
-	GEOACC_CUDA_TRY(cudaMalloc(&ptr, bytes));
+	/*
+	 * Stream-ordered: unlike cudaMalloc and cudaFree, neither waits for the
+	 * whole device, and memory freed by an earlier call is reused from the pool.
+	 * Out of memory, the pool's unused memory goes back to the driver first.
+	 */
+	cudaError_t err = cudaMallocAsync(&ptr, bytes, geoacc_stream);
+
+	if (err == cudaErrorMemoryAllocation)
+	{
+		cudaGetLastError();
+		stream_sync();
+		GEOACC_CUDA_TRY(cudaMemPoolTrimTo(memory_pool, 0));
+		err = cudaMallocAsync(&ptr, bytes, geoacc_stream);
+	}
+	GEOACC_CUDA_TRY(err);
 	counters.allocations++;
 	live_allocations->emplace(ptr, bytes);
 	memory_in_use += bytes;
@@ -235,7 +256,7 @@ device_free(void *ptr)
 	memory_in_use -= it->second;
 	live_allocations->erase(it);
 	if (gpu_state == GpuState::READY)
-		cudaFree(ptr);			/* errors here are reported by the next call */
+		cudaFreeAsync(ptr, geoacc_stream);	/* errors here are reported by the next call */
 }
 
 }								/* namespace geoacc */
@@ -264,6 +285,14 @@ extern "C" int
 geoacc_gpu_disabled(void)
 {
 	return gpu_state == GpuState::DISABLED;
+}
+
+extern "C" void
+geoacc_gpu_keep_freed_memory(uint64_t bytes)
+{
+	kept_freed_memory = bytes;
+	if (gpu_state == GpuState::READY)
+		cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &kept_freed_memory);
 }
 
 extern "C" void

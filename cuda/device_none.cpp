@@ -25,6 +25,7 @@ extern "C" int geoacc_cuda_runtime_version(void) { return 0; }
 extern "C" GeoaccStatus geoacc_gpu_init(void) { return guarded([] { require_gpu(); }); }
 extern "C" int geoacc_gpu_disabled(void) { return 0; }
 extern "C" void geoacc_gpu_choose_device(const int *, int, int) {}
+extern "C" void geoacc_gpu_keep_freed_memory(uint64_t) {}
 extern "C" int geoacc_gpu_current_device(void) { return -1; }
 
 extern "C" GeoaccStatus

@@ -95,6 +95,15 @@ int			geoacc_gpu_disabled(void);
  */
 void		geoacc_gpu_choose_device(const int *ordinals, int count, int slot);
 
+/*
+ * Device memory this process keeps for its next allocations once it is
+ * freed, instead of handing it back to the driver when the stream next
+ * waits (the release threshold of the pool it allocates from); 0, the
+ * default, keeps none.  Allocations that find the device full take it back
+ * first.  Recorded before geoacc_gpu_init(), applied at once after it.
+ */
+void		geoacc_gpu_keep_freed_memory(uint64_t bytes);
+
 /* The ordinal of the device this process uses, -1 before geoacc_gpu_init() succeeded. */
 int			geoacc_gpu_current_device(void);
 

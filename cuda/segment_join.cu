@@ -1140,7 +1140,10 @@ join_entries_to_device(const JoinSegment *segments, size_t n)
 	try
 	{
 		if (n)
-			GEOACC_CUDA_TRY(cudaMemcpy(d, segments, n * sizeof(JoinSegment), cudaMemcpyHostToDevice));
+		{
+			GEOACC_CUDA_TRY(cudaMemcpyAsync(d, segments, n * sizeof(JoinSegment), cudaMemcpyHostToDevice, stream()));
+			stream_sync();
+		}
 	}
 	catch (...)
 	{

@@ -101,6 +101,13 @@ int			geoacc_service_processes = 2;
 /* geoacc.service_processes at most */
 #define MAX_DEVICE_PROCESSES 16
 
+/*
+ * Device memory a device process keeps after its calls free it, so that the
+ * next calls (a map's tiles: a few buffers each) allocate without going back
+ * to the driver.
+ */
+#define KEPT_FREED_DEVICE_MEMORY ((uint64) 64 << 20)
+
 typedef struct Block
 {
 	uint64		size;			/* the whole block, this header included; a multiple of ARENA_ALIGN */
@@ -1373,6 +1380,7 @@ InitGpu(void)
 	if (geoacc_service_mode != GEOACC_SERVICE_GPU)
 		return;
 	geoacc_gpu_choose_device(list ? list->ordinals : NULL, list ? list->count : 0, 0);
+	geoacc_gpu_keep_freed_memory(KEPT_FREED_DEVICE_MEMORY);
 	status = geoacc_gpu_init();
 	Lock();
 	if (status == GEOACC_OK)
