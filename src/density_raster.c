@@ -468,7 +468,7 @@ ConvolveOn(GeoaccDevice device, void *arg)
 }
 
 double *
-DensityPixels(DensityState *state, bool warn_if_empty)
+DensityPixels(DensityState *state, bool warn_if_empty, GeoaccStages *stages, GeoaccDevice *device)
 {
 	const DensityArgs *args = &state->h.args;
 	ConvolveRun run = {args->grid.width, args->grid.height, args->kernel, args->kernel_size, DensityHasSums(args),
@@ -477,15 +477,42 @@ DensityPixels(DensityState *state, bool warn_if_empty)
 						geoacc_density_convolve_need(args->grid.width, args->grid.height, args->kernel_size,
 													 DensityHasSums(args)),
 						false, sizeof(run)};
+	GeoaccDevice convolved_on = GEOACC_DEVICE_CPU;
 
 	/* projecting the buffered points leaves what the state stands for unchanged */
 	DensityStateFlush(state);
+	if (stages)
+		GeoaccStagesLap(stages, "projection");
 	if (warn_if_empty)
 		WarnIfEmpty(state);
-	run.cells = DensityStateCells(state);
-	GeoaccCallRun("gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height, &work);
-	GeoaccWorkFree(run.cells);
+	if (!DensityStateHasCells(state))
+		/* no sample: every pixel is zero, as the convolution would make it */
+		memset(run.pixels, 0, sizeof(double) * args->grid.width * args->grid.height);
+	else
+	{
+		run.cells = DensityStateCells(state);
+		if (stages)
+			GeoaccStagesLap(stages, "cells");
+		convolved_on = GeoaccCallRun("gpu_density_raster (convolution)", (int64) args->grid.width * args->grid.height,
+									 &work);
+		GeoaccWorkFree(run.cells);
+	}
+	if (stages)
+		GeoaccStagesLap(stages, "convolution");
+	if (device)
+		*device = convolved_on;
 	return run.pixels;
+}
+
+/* The DEBUG1 line of an aggregate's final step (the rows were read and projected before it). */
+static void
+FinalDebug(const DensityState *state, const char *function, GeoaccDevice device, Size bytes, GeoaccStages *stages)
+{
+	const DensityArgs *args = &state->h.args;
+
+	elog(DEBUG1, "%s: %u x %u cells, kernel %d, " INT64_FORMAT " rows; convolved on the %s; %zu bytes; final step: %s",
+		 function, args->grid.width, args->grid.height, args->kernel_size, state->h.rows,
+		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", (size_t) bytes, GeoaccStagesText(stages));
 }
 
 /*
@@ -496,13 +523,21 @@ Datum
 gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 {
 	DensityState *state;
+	GeoaccStages stages;
+	GeoaccDevice device;
 	double	   *pixels;
+	bytea	   *raster;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	pixels = DensityPixels(state, true);
-	PG_RETURN_BYTEA_P(GeoaccRasterWkb(&state->h.args.grid, state->h.srid, pixels));
+	GeoaccStagesStart(&stages);
+	pixels = DensityPixels(state, true, &stages, &device);
+	raster = GeoaccRasterWkb(&state->h.args.grid, state->h.srid, pixels);
+	GeoaccWorkFree(pixels);
+	GeoaccStagesLap(&stages, "raster");
+	FinalDebug(state, "gpu_density_raster", device, VARSIZE(raster), &stages);
+	PG_RETURN_BYTEA_P(raster);
 }
 
 /*
@@ -513,13 +548,21 @@ Datum
 gpu_density_rast_finalfn(PG_FUNCTION_ARGS)
 {
 	DensityState *state;
+	GeoaccStages stages;
+	GeoaccDevice device;
 	double	   *pixels;
+	void	   *raster;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	pixels = DensityPixels(state, true);
-	PG_RETURN_POINTER(GeoaccRasterSerialized(&state->h.args.grid, state->h.srid, pixels));
+	GeoaccStagesStart(&stages);
+	pixels = DensityPixels(state, true, &stages, &device);
+	raster = GeoaccRasterSerialized(&state->h.args.grid, state->h.srid, pixels);
+	GeoaccWorkFree(pixels);
+	GeoaccStagesLap(&stages, "raster");
+	FinalDebug(state, "gpu_density_rast", device, VARSIZE(raster), &stages);
+	PG_RETURN_POINTER(raster);
 }
 
 /*

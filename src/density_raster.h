@@ -78,9 +78,11 @@ bool		DensityCheckPart(const GeoaccLine *line, const char *name);
 /*
  * The raster's pixels: the state's buffered points projected, its cells
  * convolved (work memory, height * width), with a WARNING when rows were
- * read but put nothing in the extent if warn_if_empty.
+ * read but put nothing in the extent if warn_if_empty; the steps' times
+ * go to `stages` when not NULL, and the convolution's device to `device`
+ * (GEOACC_DEVICE_CPU when no sample left a cell to convolve).
  */
-double	   *DensityPixels(DensityState *state, bool warn_if_empty);
+double	   *DensityPixels(DensityState *state, bool warn_if_empty, GeoaccStages *stages, GeoaccDevice *device);
 
 /* Whether two calls' arguments are the same. */
 bool		DensityArgsEqual(const DensityArgs *a, const DensityArgs *b);
@@ -138,6 +140,9 @@ bool		DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints 
 
 /* Add the state a datum stands for to a's cells: an ERROR unless both have the same arguments and SRID. */
 void		DensityStateAdd(DensityState *a, Datum datum);
+
+/* Whether a flushed state has cells that a sample fell in (without them, every cell is zero). */
+bool		DensityStateHasCells(const DensityState *state);
 
 /* Whether every cell of a flushed state is zero. */
 bool		DensityStateIsZero(const DensityState *state);

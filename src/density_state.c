@@ -428,6 +428,7 @@ DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *point
 						   uint64 bound, const DensityResidence *residence)
 {
 	IndexedRun	run = {state->h.args.grid, *points, *index, state->cells, {0, {NULL, NULL}, 0, -1}};
+	uint64		candidates;
 	GeoaccWork	work = {ProjectIndexedOn, &run, {0, 0},
 						true,			/* the cells are added to */
 						sizeof(run)};
@@ -435,13 +436,14 @@ DensityStateProjectIndexed(DensityState *state, const GeoaccDensityPoints *point
 	DensityStateFlush(state);
 	if (bound > CellLimit(&state->h.args) - state->h.cell_bound)
 		return false;
-	if (points->n == 0)
-		return true;
+	candidates = points->n == 0 ? 0 : geoacc_density_indexed_candidates(&run.grid, index);
+	if (candidates == 0)
+		return true;			/* nothing near the grid (a map's empty tile): no call */
 	if (residence)
 		run.residence = *residence;
 	work.need = IndexedNeed(&run);
 	/* the device is chosen for the points looked at, not for all the index holds */
-	GeoaccCallRun("gpu_density_raster (projection)", (int64) geoacc_density_indexed_candidates(&run.grid, index), &work);
+	GeoaccCallRun("gpu_density_raster (projection)", (int64) candidates, &work);
 	state->h.cell_bound += bound;
 	return true;
 }
@@ -967,6 +969,15 @@ DensityStateAdd(DensityState *a, Datum datum)
 	a->h.rows += h.rows;
 	if ((Pointer) flat != DatumGetPointer(datum))
 		pfree(flat);
+}
+
+bool
+DensityStateHasCells(const DensityState *state)
+{
+	for (size_t t = 0; t < (size_t) state->cells.tile_rows * state->cells.tile_columns; t++)
+		if (state->cells.tiles[t] != NULL)
+			return true;
+	return false;
 }
 
 bool

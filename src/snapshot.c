@@ -1145,7 +1145,7 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
 		GeoaccSnapshotUnpin();
 	}
 	PG_END_TRY();
-	pixels = DensityPixels(state, false);
+	pixels = DensityPixels(state, false, NULL, NULL);
 	raster = GeoaccRasterWkb(&h.args.grid, h.srid, pixels);
 	GeoaccWorkFree(pixels);
 	PG_RETURN_BYTEA_P(raster);
