@@ -14,6 +14,13 @@
  * Usage: scale_tracks TARGET_POINTS SEED SRID [PART NPARTS]
  * With PART/NPARTS, only rows whose id % NPARTS == PART are written, so that
  * several loaders can run in parallel; the rows do not depend on NPARTS.
+ *
+ * With REGION_COPIES=K in the environment (K > 0), the replicas are spread
+ * over regions instead of piling up in one harbour: replicas 0 to K - 1 stay
+ * where they are, each next K go to the next region, 1,000 km further east
+ * (REGION_COLUMNS, default 16, to a row, then 1,000 km north), farther apart
+ * than the tracks' extent, so that traffic grows in area, as a day of global
+ * AIS, rather than in density.
  */
 #include <math.h>
 #include <stdint.h>
@@ -29,6 +36,9 @@ typedef struct Track
 } Track;
 
 static double *xs, *ys, *ms;
+static long long region_copies;	/* REGION_COPIES: 0, one region */
+static long long region_columns = 16;
+#define REGION_SPACING 1000000.0
 static size_t npoints_all, capacity;
 static Track *tracks;
 static size_t ntracks, track_capacity;
@@ -132,6 +142,13 @@ write_row(FILE *out, long long id, const Track *t, long long replica, int32_t sr
 		dy = (uniform01() * 2 - 1) * 2000.0;
 		dt = round((uniform01() * 2 - 1) * 6 * 3600.0);
 	}
+	if (region_copies > 0)
+	{
+		long long	region = replica / region_copies;
+
+		dx += (double) (region % region_columns) * REGION_SPACING;
+		dy += (double) (region / region_columns) * REGION_SPACING;
+	}
 	put_be(out, 3, 2);
 	put_be(out, 8, 4);
 	put_be(out, (uint64_t) id, 8);
@@ -172,6 +189,10 @@ main(int argc, char **argv)
 	const char	header[] = "PGCOPY\n\377\r\n";
 	FILE	   *out = stdout;
 
+	if (getenv("REGION_COPIES"))
+		region_copies = atoll(getenv("REGION_COPIES"));
+	if (getenv("REGION_COLUMNS") && atoll(getenv("REGION_COLUMNS")) > 0)
+		region_columns = atoll(getenv("REGION_COLUMNS"));
 	read_points(stdin);
 	if (ntracks == 0)
 	{

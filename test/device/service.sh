@@ -9,7 +9,8 @@
 #      processes);
 #   2. the first GPU call of a fresh session against the next one in the same session (median of 10);
 #   3. gpu_density_raster over DENSITY_POINTS (default 10^7) points, 1024 x 1024 gaussian 7 and 4096 x 4096
-#      gaussian 31, parallel workers allowed (8): the GPU against the CPU on each server;
+#      gaussian 31, parallel workers allowed (8): the GPU against the CPU on each server, under pglz and lz4,
+#      beside what reading the rows and writing the raster take without any raster made;
 #   4. 16 sessions at once, each running every function under geoacc.device = gpu: results equal to the CPU's;
 #   5. one warm session, each function at a benchmark size, on each server: the table before (backends) and
 #      after (service).
@@ -138,32 +139,47 @@ done
 
 echo
 echo "### 3. gpu_density_raster over $points points, parallel workers allowed (ms, CREATE TABLE AS, the better of 2)"
-echo "(scan: the same rows read and detoasted with the same parallelism, sum(ST_NPoints(traj)); write: the raster"
-echo "written again from the table (CREATE TABLE AS TABLE); (scan + write) / CPU is the best GPU / CPU any device"
-echo "could reach while the rows are read through the executor and the raster is written)"
-echo "| server | raster | GPU | CPU | GPU / CPU | scan | write | (scan + write) / CPU |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "(under each default_toast_compression; scan: the same rows read and detoasted with the same parallelism,"
+echo "sum(ST_NPoints(traj)); write: the same raster, uncompressed, written again (CREATE TABLE AS from a copy kept"
+echo "with STORAGE EXTERNAL: read, compressed, stored); (scan + write) / CPU is the best GPU / CPU any device could"
+echo "reach while the rows are read through the executor and the raster is written; the GPU's final step from"
+echo "its DEBUG1 line)"
+echo "| server | raster | compression | GPU | CPU | GPU / CPU | scan | write | (scan + write) / CPU |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 extent="'BOX(367000 3982000,649000 4528000)'::box2d"
+: > "$OUT/service_density_final.txt"
 for port in 5450 5451; do
+	server=$([ $port = 5450 ] && echo backends || echo service)
+	scan=$(PGPORT=$port psql -X -q -At -c "SET max_parallel_workers_per_gather = 8" -c '\timing on' \
+		-c "SELECT sum(ST_NPoints(traj)) FROM tracks_$points" -c "SELECT sum(ST_NPoints(traj)) FROM tracks_$points" 2>&1 \
+		| awk '/^Time:/ {print $2}' | sort -g | head -1)
 	for shape in "1024 7" "4096 31"; do
 		read -r side k <<< "$shape"
-		t=()
-		for device in gpu cpu; do
-			t+=("$(PGPORT=$port psql -X -q -At -c "SET geoacc.device = $device" -c "SET max_parallel_workers_per_gather = 8" \
-				-c "DROP TABLE IF EXISTS r" -c '\timing on' \
-				-c "CREATE TABLE r AS SELECT gpu_density_raster(traj, $extent, $side, $side, 'gaussian', $k) FROM tracks_$points" \
-				-c "DROP TABLE r" \
-				-c "CREATE TABLE r AS SELECT gpu_density_raster(traj, $extent, $side, $side, 'gaussian', $k) FROM tracks_$points" 2>&1 \
-				| awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)")
+		raster="gpu_density_raster(traj, $extent, $side, $side, 'gaussian', $k)"
+		PGPORT=$port psql -X -q -c "DROP TABLE IF EXISTS r, r_plain" -c "CREATE TABLE r AS SELECT $raster FROM tracks_$points" \
+			-c "CREATE TABLE r_plain (r bytea)" -c "ALTER TABLE r_plain ALTER COLUMN r SET STORAGE EXTERNAL" \
+			-c "INSERT INTO r_plain SELECT gpu_density_raster || ''::bytea FROM r" > /dev/null
+		for compression in pglz lz4; do
+			t=()
+			for device in gpu cpu; do
+				t+=("$(PGPORT=$port psql -X -q -At -c "SET geoacc.device = $device" -c "SET max_parallel_workers_per_gather = 8" \
+					-c "SET default_toast_compression = $compression" -c "DROP TABLE IF EXISTS r2" -c '\timing on' \
+					-c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" \
+					-c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" 2>&1 \
+					| awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)")
+			done
+			write=$(PGPORT=$port psql -X -q -At -c "SET default_toast_compression = $compression" -c '\timing on' \
+				-c "CREATE TABLE r2 AS TABLE r_plain" -c "DROP TABLE r2" -c "CREATE TABLE r2 AS TABLE r_plain" -c "DROP TABLE r2" 2>&1 \
+				| awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)
+			echo "| $server | ${side}^2, $k | $compression | ${t[0]} | ${t[1]} | $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN {printf "%.2f", a / b}') | $scan | $write | $(awk -v a="$scan" -v w="$write" -v b="${t[1]}" 'BEGIN {printf "%.2f", (a + w) / b}') |"
 		done
-		scan=$(PGPORT=$port psql -X -q -At -c "SET max_parallel_workers_per_gather = 8" -c '\timing on' \
-			-c "SELECT sum(ST_NPoints(traj)) FROM tracks_$points" -c "SELECT sum(ST_NPoints(traj)) FROM tracks_$points" 2>&1 \
-			| awk '/^Time:/ {print $2}' | sort -g | head -1)
-		write=$(PGPORT=$port psql -X -q -At -c '\timing on' -c "CREATE TABLE r2 AS TABLE r" -c "DROP TABLE r2" \
-			-c "CREATE TABLE r2 AS TABLE r" -c "DROP TABLE r2" 2>&1 | awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)
-		echo "| $([ $port = 5450 ] && echo backends || echo service) | ${side}^2, $k | ${t[0]} | ${t[1]} | $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN {printf "%.2f", a / b}') | $scan | $write | $(awk -v a="$scan" -v w="$write" -v b="${t[1]}" 'BEGIN {printf "%.2f", (a + w) / b}') |"
+		echo "$server, ${side}^2, $k:" >> "$OUT/service_density_final.txt"
+		PGPORT=$port psql -X -q -At -c "SET geoacc.device = gpu" -c "SET max_parallel_workers_per_gather = 8" \
+			-c "SET client_min_messages = debug1" -c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" 2>&1 \
+			| grep -E '^DEBUG: +gpu_density_raster:' | sed 's/^DEBUG: */  /' >> "$OUT/service_density_final.txt"
 	done
 done
+cat "$OUT/service_density_final.txt"
 
 echo
 echo "### 4. 16 sessions at once, every function under geoacc.device = gpu, on the service"

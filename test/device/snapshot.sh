@@ -11,7 +11,8 @@
 #      gpu_density_raster over the rows the tile's envelope meets) must be the same bytes; the median and 90th percentile milliseconds of each from one session, under
 #      geoacc.device = auto, gpu and cpu;
 #   3. pgbench, 16 clients for 15 s each, a random tile of those each transaction: tiles a second from the
-#      snapshot and from the table;
+#      snapshot and from the table; then from the snapshot, 10 s each, the tiles of zoom 8 alone and of zoom 12
+#      alone, the rasters without their PNG, and an empty tile;
 #   4. the segment join of new tracks (about 10^4 segments) against a snapshot of trajectories of JOIN_POINTS
 #      points (default 10^7) at 100 m, written with CREATE TABLE AS, against gpu_segment_join with the same rows
 #      as b_sql, on the GPU and on the CPU: the same rows;
@@ -83,9 +84,9 @@ echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(t
 
 # tile_script Q: Q once per tile, its %s the tile's number
 tile_script() { for k in $(seq 1 "$tiles"); do printf "$1\n" "$k"; done; }
-# pgbench_tiles SCRIPT LOG: 16 clients for 15 s; sets tps (empty when pgbench failed) and failed
+# pgbench_tiles SCRIPT LOG [SECONDS]: 16 clients for 15 s; sets tps (empty when pgbench failed) and failed
 pgbench_tiles() {
-	"$PGBIN/pgbench" -n -c 16 -j 16 -T 15 -f "$1" > "$2" 2>&1
+	"$PGBIN/pgbench" -n -c 16 -j 16 -T "${3:-15}" -f "$1" > "$2" 2>&1
 	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$2" | head -1)
 	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$2")
 }
@@ -165,6 +166,23 @@ for from in snapshot table; do
 	pgbench_tiles "$OUT/snapshot_pgbench_$from.sql" "$OUT/snapshot_pgbench_$from.log"
 	echo "| $from | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench $from: $(tail -2 "$OUT/snapshot_pgbench_$from.log")"
+done
+# the same from the snapshot, 10 s each, by what a tile holds: the tiles of the lowest and highest zoom (the most
+# and the fewest points to project), the rasters without their PNG, and an empty tile (no call on any device)
+psql -X -q -c "DROP TABLE IF EXISTS tiles_by_zoom" \
+	-c "CREATE TABLE tiles_by_zoom AS SELECT row_number() OVER (PARTITION BY z ORDER BY k) AS i, z, x, y FROM tiles"
+for part in "zoom 8" "zoom 12" "rasters alone" "empty"; do
+	case $part in
+		zoom*) n=$(psql -X -At -c "SELECT count(*) FROM tiles_by_zoom WHERE z = ${part#zoom }")
+			q="SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles_by_zoom WHERE z = ${part#zoom } AND i = :k;" ;;
+		rasters*) n=$tiles; q="SELECT length(geoacc_density_tile_raster('tracks', z, x, y)) FROM tiles WHERE k = :k;" ;;
+		empty) n=1; q="SELECT length(geoacc_density_tile('tracks', 12, 0, 0, vmax => 50));" ;;
+	esac
+	[ "$n" -gt 0 ] || continue
+	printf '\\set k random(1, %s)\n%s\n' "$n" "$q" > "$OUT/snapshot_pgbench_part.sql"
+	pgbench_tiles "$OUT/snapshot_pgbench_part.sql" "$OUT/snapshot_pgbench_part.log" 10
+	echo "| snapshot, $part ($n tiles) | ${tps:-failed} | ${failed:-?} |"
+	[ -n "$tps" ] || problem "pgbench $part: $(tail -2 "$OUT/snapshot_pgbench_part.log")"
 done
 join_points=${JOIN_POINTS:-10000000}
 if [ "$join_points" -gt 0 ]; then

@@ -21,6 +21,9 @@
 #      GPU and CPU; the PostGIS way (ST_Intersection of each segment with the zones it meets, by a GiST index;
 #      its pieces, not yet merged) at 10^5 segments.
 #
+# EVENTS_REGION_COPIES=K spreads the scaled traffic over regions 1,000 km apart, K copies of the harbour's
+# tracks in each (test/data/scale_tracks.c), so that it grows in area as a day of global AIS does, not in
+# density; unset, every copy lies in the one harbour, whose encounters then grow faster than its segments.
 # A size list set empty (EVENTS_STOP_SIZES=) leaves that part out. EVENTS_CHECKS=0 leaves out part 1; EVENTS_DEVICE=cpu runs the "GPU" columns on the CPU (a smoke test of the
 # script on a machine without a GPU, with small sizes).  Prints markdown tables; logs go to $OUT (default
 # /tmp/geoacc-out).  First run on an H100 on 2026-12-06 (test/device/RESULTS.md).
@@ -37,12 +40,14 @@ timeout=${EVENTS_TIMEOUT:-600s}
 checks=${EVENTS_CHECKS:-1}
 gpu=${EVENTS_DEVICE:-gpu}
 sql_timeout=${EVENTS_SQL_TIMEOUT:-300s}
+region_copies=${EVENTS_REGION_COPIES:-}
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
 status=0
 
 echo "vessel_events: $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'),"\
-	"$(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	"$(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown),"\
+	"$([ -n "$region_copies" ] && echo "traffic in regions of $region_copies copies of the harbour" || echo "every copy of the traffic in the one harbour")"
 
 if [ "$checks" = 1 ]; then
 	echo
@@ -89,11 +94,13 @@ ratio() {
 		if (g !~ /^[0-9.]+$/) print "-"; else if (p == "timeout") printf "> %.0fx", t * 1000 / g;
 		else if (p ~ /^[0-9.]+$/) printf "%.0fx", p / g; else print "-" }'
 }
-# tracks N: a table of about N segments (the scaled tracks hold about 120 points each)
+# tracks N: a table of about N segments (the scaled tracks hold about 120 points each), its copies of the
+# harbour's traffic spread over regions of EVENTS_REGION_COPIES copies each when that is set
 tracks() {
-	local table=events_tracks_$1
+	local table=events_tracks_$1${region_copies:+_r$region_copies}
 	if [ "$(psql -X -qAt -c "SELECT to_regclass('$table') IS NOT NULL")" != t ]; then
-		test/data/scale_tracks.sh "$table" $(($1 + $1 / 120)) 7 >> "$OUT/events_data.log" 2>&1 || return 1
+		REGION_COPIES=$region_copies test/data/scale_tracks.sh "$table" $(($1 + $1 / 120)) 7 \
+			>> "$OUT/events_data.log" 2>&1 || return 1
 	fi
 	echo "$table"
 }
