@@ -510,8 +510,10 @@ FinalDebug(const DensityState *state, const char *function, GeoaccDevice device,
 {
 	const DensityArgs *args = &state->h.args;
 
-	elog(DEBUG1, "%s: %u x %u cells, kernel %d, " INT64_FORMAT " rows; convolved on the %s; %zu bytes; final step: %s",
-		 function, args->grid.width, args->grid.height, args->kernel_size, state->h.rows,
+	elog(DEBUG1, "%s: %u x %u cells, kernel %d, " INT64_FORMAT " rows; here " UINT64_FORMAT " points projected in %u "
+		 "calls, %.1f ms, %u states combined, %.1f ms; convolved on the %s; %zu bytes; final step: %s",
+		 function, args->grid.width, args->grid.height, args->kernel_size, state->h.rows, state->projected,
+		 state->project_calls, state->project_ms, state->combined, state->combine_ms,
 		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", (size_t) bytes, GeoaccStagesText(stages));
 }
 

@@ -56,6 +56,12 @@ typedef struct DensityState
 	double	   *xy;
 	uint8	   *flags;
 	double	   *values;			/* with sums only */
+	/* for the DEBUG1 lines only (not in the flat form): this process's projections and combines */
+	uint64		projected;		/* points */
+	uint32		project_calls;
+	double		project_ms;
+	uint32		combined;		/* states added to this one */
+	double		combine_ms;
 } DensityState;
 
 /* A sample's value (a weight, or weight x hours of a segment) must stay below 2^27 (geoacc_core.h). */

@@ -25,6 +25,7 @@
 
 #include <math.h>
 
+#include "access/parallel.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
@@ -330,9 +331,18 @@ DensityStateFlush(DensityState *state)
 						true,			/* the cells are added to */
 						sizeof(run)};
 
+	instr_time	start,
+				end;
+
 	if (state->npoints == 0)
 		return;
+	INSTR_TIME_SET_CURRENT(start);
 	GeoaccCallRun("gpu_density_raster (projection)", state->npoints, &work);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	state->project_ms += INSTR_TIME_GET_MILLISEC(end);
+	state->projected += state->npoints;
+	state->project_calls++;
 	state->h.cell_bound += state->chunk_bound;
 	state->chunk_bound = 0;
 	state->npoints = 0;
@@ -846,17 +856,40 @@ DensityStateFlattenInto(ExpandedObjectHeader *eoh, void *result, Size allocated_
 {
 	DensityState *state = (DensityState *) eoh;
 	FlatWriter	w = {(uint8 *) VARDATA(result), 0};
+	instr_time	start,
+				end;
 
 	DensityStateFlush(state);
+	INSTR_TIME_SET_CURRENT(start);
 	StateEncode(state, &w);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
 	Assert(VARHDRSZ + w.size == allocated_size);
 	SET_VARSIZE(result, VARHDRSZ + w.size);
+	/*
+	 * A partial state is handed on flat (from a parallel worker or the
+	 * leader's own partial aggregate to the final one, from a Citus shard):
+	 * where its process's part of the time went.
+	 */
+	elog(DEBUG1, "gpu_density_raster: a partial state%s: " INT64_FORMAT " rows, " UINT64_FORMAT
+		 " points projected in %u calls, %.1f ms; flattened to %zu bytes in %.1f ms",
+		 IsParallelWorker() ? " of a parallel worker" : "", state->h.rows, state->projected, state->project_calls,
+		 state->project_ms, (size_t) (VARHDRSZ + w.size), INSTR_TIME_GET_MILLISEC(end));
 }
 
 static const ExpandedObjectMethods density_state_methods = {
 	DensityStateFlatSize,
 	DensityStateFlattenInto
 };
+
+/* Count b's projections, made in this process, as a's (for the DEBUG1 lines). */
+static void
+AddProjections(DensityState *a, const DensityState *b)
+{
+	a->projected += b->projected;
+	a->project_calls += b->project_calls;
+	a->project_ms += b->project_ms;
+}
 
 /* The expanded state a datum points to, NULL when the datum is flat. */
 static DensityState *
@@ -887,6 +920,8 @@ DensityStateCopy(Datum datum, MemoryContext parent)
 		DensityStateFlush(state);
 		copy = DensityStateCreate(parent, &state->h);
 		StateAddCells(copy, state);
+		AddProjections(copy, state);
+		copy->combined = 1;
 		return copy;
 	}
 	flat = PG_DETOAST_DATUM(datum);
@@ -894,6 +929,7 @@ DensityStateCopy(Datum datum, MemoryContext parent)
 	FlatGetHeader(&r, &h);
 	copy = DensityStateCreate(parent, &h);
 	FlatAddCells(&r, &h, copy);
+	copy->combined = 1;
 	if ((Pointer) flat != DatumGetPointer(datum))
 		pfree(flat);
 	return copy;
@@ -936,6 +972,8 @@ DensityStateAdd(DensityState *a, Datum datum)
 	struct varlena *flat = NULL;
 	DensityHeader h;
 	FlatReader	r = {0};
+	instr_time	start,
+				end;
 
 	if (b != NULL)
 	{
@@ -959,16 +997,24 @@ DensityStateAdd(DensityState *a, Datum datum)
 				 errdetail("Some rows have SRID %d, others SRID %d.", a->h.srid, h.srid),
 				 errhint("Use ST_Transform() to bring the trajectories to one SRID.")));
 	DensityStateFlush(a);
+	INSTR_TIME_SET_CURRENT(start);
 	if (b != NULL)
 	{
 		StateAddCells(a, b);
-		return;
+		AddProjections(a, b);
 	}
-	FlatAddCells(&r, &h, a);
-	a->h.cell_bound = Min(a->h.cell_bound + h.cell_bound, CellLimit(&a->h.args));
-	a->h.rows += h.rows;
-	if ((Pointer) flat != DatumGetPointer(datum))
-		pfree(flat);
+	else
+	{
+		FlatAddCells(&r, &h, a);
+		a->h.cell_bound = Min(a->h.cell_bound + h.cell_bound, CellLimit(&a->h.args));
+		a->h.rows += h.rows;
+		if ((Pointer) flat != DatumGetPointer(datum))
+			pfree(flat);
+	}
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	a->combine_ms += INSTR_TIME_GET_MILLISEC(end);
+	a->combined++;
 }
 
 bool
