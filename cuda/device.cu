@@ -255,8 +255,19 @@ device_free(void *ptr)
 		return;
 	memory_in_use -= it->second;
 	live_allocations->erase(it);
-	if (gpu_state == GpuState::READY)
-		cudaFreeAsync(ptr, geoacc_stream);	/* errors here are reported by the next call */
+	if (gpu_state != GpuState::READY)
+		return;
+	cudaFreeAsync(ptr, geoacc_stream);	/* errors here are reported by the next call */
+	if (memory_in_use == 0)
+	{
+		/*
+		 * Nothing of geoacc's is left on the device (a call's last buffer):
+		 * the pool hands back now what it does not keep, rather than at a
+		 * later wait that may not come before the process idles.
+		 */
+		if (cudaStreamSynchronize(geoacc_stream) == cudaSuccess)
+			cudaMemPoolTrimTo(memory_pool, kept_freed_memory);
+	}
 }
 
 }								/* namespace geoacc */
