@@ -534,13 +534,20 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	uint8		palette[3 * 256];
 	uint8		alpha[256];
 	double	   *values = palloc(sizeof(double) * PIXELS_AT_ONCE);
+	bool		band_pass;
 
 	col.map = ColormapFromName(colormap);
 	col.scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	col.transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 	col.min = INFINITY;
 	col.max = -INFINITY;
-	for (size_t first = 0; first < npixels; first += PIXELS_AT_ONCE)
+	/*
+	 * The band's own bounds, and whether some pixel is not coloured: not
+	 * needed when both bounds are given to a named colormap (a map tile),
+	 * whose pass over the pixels below finds the uncoloured ones.
+	 */
+	band_pass = col.map == NULL || PG_ARGISNULL(3) || PG_ARGISNULL(4);
+	for (size_t first = 0; band_pass && first < npixels; first += PIXELS_AT_ONCE)
 	{
 		size_t		n = Min(PIXELS_AT_ONCE, npixels - first);
 
@@ -614,6 +621,8 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 			index[first + i] = k;
 			if (k >= 0)
 				used[k] = true;
+			else
+				has_nodata = true;
 		}
 	}
 	rows.index = index;
