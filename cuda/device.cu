@@ -30,6 +30,7 @@ uint64_t	reservation;			/* geoacc_gpu_set_reservation(): 0, none */
 uint64_t	reservation_base;		/* memory in use when it began */
 uint64_t	kept_freed_memory;		/* geoacc_gpu_keep_freed_memory() */
 cudaMemPool_t memory_pool;			/* the device's default pool, which the stream allocates from */
+bool		has_memory_pool;		/* else (a device without memory pools) cudaMalloc and cudaFree */
 std::unordered_map<void *, size_t> *live_allocations;
 geoacc::DeviceCounters counters;
 
@@ -143,6 +144,7 @@ require_gpu()
 
 	size_t		free_bytes = 0,
 				total_bytes = 0;
+	int			pools = 0;		/* whether the device has memory pools (cudaMallocAsync) */
 	int			ordinal = device_choice_count > 0 ? device_choices[device_slot % device_choice_count]
 		: device_slot % count;
 
@@ -160,8 +162,11 @@ require_gpu()
 	if (err == cudaSuccess)
 		err = cudaStreamCreateWithFlags(&geoacc_stream, cudaStreamNonBlocking);
 	if (err == cudaSuccess)
+		err = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ordinal);
+	has_memory_pool = pools != 0;
+	if (err == cudaSuccess && has_memory_pool)
 		err = cudaDeviceGetDefaultMemPool(&memory_pool, ordinal);
-	if (err == cudaSuccess)
+	if (err == cudaSuccess && has_memory_pool)
 		err = cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &kept_freed_memory);
 	if (err == cudaSuccess)
 		err = cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -227,9 +232,9 @@ device_malloc(size_t bytes)
 	 * whole device, and memory freed by an earlier call is reused from the pool.
 	 * Out of memory, the pool's unused memory goes back to the driver first.
 	 */
-	cudaError_t err = cudaMallocAsync(&ptr, bytes, geoacc_stream);
+	cudaError_t err = has_memory_pool ? cudaMallocAsync(&ptr, bytes, geoacc_stream) : cudaMalloc(&ptr, bytes);
 
-	if (err == cudaErrorMemoryAllocation)
+	if (err == cudaErrorMemoryAllocation && has_memory_pool)
 	{
 		cudaGetLastError();
 		stream_sync();
@@ -257,7 +262,12 @@ device_free(void *ptr)
 	live_allocations->erase(it);
 	if (gpu_state != GpuState::READY)
 		return;
-	cudaFreeAsync(ptr, geoacc_stream);	/* errors here are reported by the next call */
+	if (!has_memory_pool)
+	{
+		cudaFree(ptr);			/* errors here are reported by the next call */
+		return;
+	}
+	cudaFreeAsync(ptr, geoacc_stream);
 	if (memory_in_use == 0)
 	{
 		/*
@@ -302,7 +312,7 @@ extern "C" void
 geoacc_gpu_keep_freed_memory(uint64_t bytes)
 {
 	kept_freed_memory = bytes;
-	if (gpu_state == GpuState::READY)
+	if (gpu_state == GpuState::READY && has_memory_pool)
 		cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &kept_freed_memory);
 }
 
