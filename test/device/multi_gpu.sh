@@ -27,7 +27,9 @@
 # Prints a summary; exits non-zero when a check fails.
 #
 # On a machine with one GPU, MG_ONE_GPU=1 puts both workers on GPU 0 and leaves out part 1 and the check
-# of worker 2's GPU; MG_JOBS (default "density simplify twed join") picks the jobs of part 2.
+# of worker 2's GPU; MG_JOBS (default "density simplify twed join") picks the jobs of part 2; MG_SERVICE=gpu
+# runs every server with the GPU service (geoacc.service; default off: a CUDA context per backend), so that
+# each node's shard tasks hand their GPU work to its device processes.
 set -uo pipefail
 OUT=${OUT:-/tmp/geoacc-out}
 POINTS=${POINTS:-100000000}
@@ -74,6 +76,7 @@ max_worker_processes = 64
 max_parallel_workers = 32
 max_parallel_workers_per_gather = 8
 geoacc.device = gpu
+geoacc.service = ${MG_SERVICE:-off}
 CONF
 	su pgrun -c "CUDA_VISIBLE_DEVICES=$gpus $PGBIN/pg_ctl -D $d -l /tmp/mg-$name.log -w start" >/dev/null \
 		|| { tail -20 "/tmp/mg-$name.log"; return 1; }
