@@ -11,6 +11,8 @@
 
 #include "geoacc_core.h"
 
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +38,18 @@ struct Error : std::runtime_error
 
 /* Throw Error(GEOACC_ERR_CANCELLED) if the interrupt callback says so. */
 void check_interrupt();
+
+/* Threads a CPU path may use (geoacc_cpu_set_threads(); 1, the default: the calling thread alone). */
+int			cpu_threads();
+
+/*
+ * body(begin, end) over [0, n) in pieces of `piece` items, on up to
+ * cpu_threads() threads: the calling thread takes pieces too and polls the
+ * interrupt callback between them; the first exception stops the others
+ * and is rethrown here.  A body must not call check_interrupt() or anything
+ * outside the core, and must give the same bits whatever thread runs a piece.
+ */
+void		parallel_for(uint64_t n, uint64_t piece, const std::function<void(uint64_t, uint64_t)> &body);
 
 /* Record the current exception's message; call only inside catch. */
 GeoaccStatus status_from_exception();

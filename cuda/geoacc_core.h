@@ -51,6 +51,15 @@ const char *geoacc_status_message(void);
 typedef int (*GeoaccInterruptCallback) (void);
 void		geoacc_set_interrupt_callback(GeoaccInterruptCallback callback);
 
+/*
+ * Threads the CPU paths that split into independent pieces may use (the
+ * error measurement of gpu_mesh_tileset's CPU twin), 1 to
+ * GEOACC_MAX_CPU_THREADS; 1, the default, runs them in the calling thread.
+ * The results are the same bits whatever the number.
+ */
+#define GEOACC_MAX_CPU_THREADS 64
+void		geoacc_cpu_set_threads(int n);
+
 /* Set the message geoacc_status_message() returns (a status that came from another process). */
 void		geoacc_set_status_message(const char *message);
 

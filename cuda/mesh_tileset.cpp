@@ -328,33 +328,53 @@ mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGri
 	const TilesetBuckets b = hb.view();
 	std::vector<uint8_t> used(from.nvertices, 0);
 	std::vector<TilesetNearest> vnear(from.nvertices, TilesetNearest{0, TILESET_NO_CELL});
+	constexpr uint64_t PIECE = 1 << 16;
+	/* each piece's maxima (a maximum is the same whatever the order, and so whatever the threads) */
+	std::vector<double> vertex_worst((from.nvertices + PIECE - 1) / PIECE, 0),
+				triangle_worst((from.ntriangles + PIECE - 1) / PIECE, 0),
+				triangle_bound(triangle_worst.size(), 0);
 	double		worst = 0,
 				bound = 0;
 
 	for (uint64_t i = 0; i < (uint64_t) from.ntriangles * 3; i++)
 		used[from.triangles[i]] = 1;
-	for (uint32_t v = 0; v < from.nvertices; v++)
-	{
-		if (used[v])
-			vnear[v] = tileset_point_level_nearest(from.positions + (size_t) v * 3, grid, b, to.positions,
-												   to.triangles);
-		worst = vnear[v].d2 > worst ? vnear[v].d2 : worst;
-		if ((v & 0xffff) == 0)
-			check_interrupt();
-	}
-	for (uint32_t t = 0; t < from.ntriangles; t++)
-	{
-		const uint32_t *tri = from.triangles + (size_t) t * 3;
-		TilesetTriangleSample s = tileset_triangle_sample(from.positions + (size_t) tri[0] * 3,
-														  from.positions + (size_t) tri[1] * 3,
-														  from.positions + (size_t) tri[2] * 3, vnear[tri[0]],
-														  vnear[tri[1]], vnear[tri[2]], spacing, grid, b, to.positions,
-														  to.triangles);
+	parallel_for(from.nvertices, PIECE, [&](uint64_t begin, uint64_t end) {
+		double		w = 0;
 
-		worst = s.m2 > worst ? s.m2 : worst;
-		bound = s.bound > bound ? s.bound : bound;
-		if ((t & 0xffff) == 0)
-			check_interrupt();
+		for (uint64_t v = begin; v < end; v++)
+		{
+			if (used[v])
+				vnear[v] = tileset_point_level_nearest(from.positions + (size_t) v * 3, grid, b, to.positions,
+													   to.triangles);
+			w = vnear[v].d2 > w ? vnear[v].d2 : w;
+		}
+		vertex_worst[begin / PIECE] = w;
+	});
+	parallel_for(from.ntriangles, PIECE, [&](uint64_t begin, uint64_t end) {
+		double		w = 0,
+					bd = 0;
+
+		for (uint64_t t = begin; t < end; t++)
+		{
+			const uint32_t *tri = from.triangles + (size_t) t * 3;
+			TilesetTriangleSample s = tileset_triangle_sample(from.positions + (size_t) tri[0] * 3,
+															  from.positions + (size_t) tri[1] * 3,
+															  from.positions + (size_t) tri[2] * 3, vnear[tri[0]],
+															  vnear[tri[1]], vnear[tri[2]], spacing, grid, b,
+															  to.positions, to.triangles);
+
+			w = s.m2 > w ? s.m2 : w;
+			bd = s.bound > bd ? s.bound : bd;
+		}
+		triangle_worst[begin / PIECE] = w;
+		triangle_bound[begin / PIECE] = bd;
+	});
+	for (double w : vertex_worst)
+		worst = w > worst ? w : worst;
+	for (size_t p = 0; p < triangle_worst.size(); p++)
+	{
+		worst = triangle_worst[p] > worst ? triangle_worst[p] : worst;
+		bound = triangle_bound[p] > bound ? triangle_bound[p] : bound;
 	}
 	*measured = std::sqrt(worst);
 	/* a margin for the rounding of the distances themselves */

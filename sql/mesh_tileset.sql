@@ -79,6 +79,11 @@ FROM m, p;
 SET geoacc.device = cpu;
 SELECT bool_and(t.content = c.content) AND count(*) = (SELECT count(*) FROM tiles) AS same_on_cpu
 FROM terrain, gpu_mesh_tileset(mesh, 3, 8) c JOIN tiles t USING (path);
+-- and whatever the CPU threads
+SET geoacc.cpu_threads = 3;
+SELECT bool_and(t.content = c.content) AND count(*) = (SELECT count(*) FROM tiles) AS same_on_3_threads
+FROM terrain, gpu_mesh_tileset(mesh, 3, 8) c JOIN tiles t USING (path);
+RESET geoacc.cpu_threads;
 RESET geoacc.device;
 
 -- a text literal is a geometry; one level is the mesh itself; more cells, finer parents

@@ -17,6 +17,7 @@ PG_MODULE_MAGIC;
 
 int			geoacc_device_setting = GEOACC_SETTING_AUTO;
 int			geoacc_gpu_threshold = 100000;
+int			geoacc_cpu_threads = 1;
 int			geoacc_gpu_memory_limit_mb = -1;
 int			geoacc_gpu_memory_total_mb = -1;
 int			geoacc_gpu_memory_wait_ms = 60000;
@@ -64,6 +65,12 @@ assign_gpu_memory_limit(int newval, void *extra)
 {
 	/* only records the number: no CUDA call here; the core's 0 is the automatic limit */
 	geoacc_gpu_set_memory_limit(newval < 0 ? 0 : (uint64) newval * 1024 * 1024);
+}
+
+static void
+assign_cpu_threads(int newval, void *extra)
+{
+	geoacc_cpu_set_threads(newval);
 }
 
 /* geoacc.gpu_devices: empty, or CUDA ordinals separated by commas, parsed into a GeoaccDeviceList */
@@ -185,6 +192,15 @@ _PG_init(void)
 							100000, 0, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("geoacc.cpu_threads",
+							"Threads a geoacc call may use on the CPU, where its work splits into independent pieces.",
+							"Only the error measurement of gpu_mesh_tileset on the CPU splits so far; the results are "
+							"the same whatever the number.",
+							&geoacc_cpu_threads,
+							1, 1, GEOACC_MAX_CPU_THREADS,
+							PGC_USERSET, 0,
+							NULL, assign_cpu_threads, NULL);
 
 	DefineCustomIntVariable("geoacc.gpu_memory_limit",
 							"Device memory one geoacc call may use; larger inputs are processed in chunks.",

@@ -30,6 +30,7 @@ typedef enum GeoaccDeviceSetting
 
 extern int	geoacc_device_setting;
 extern int	geoacc_gpu_threshold;
+extern int	geoacc_cpu_threads;
 extern int	geoacc_gpu_memory_limit_mb;	/* -1: automatic */
 extern int	geoacc_gpu_memory_total_mb;	/* -1: automatic */
 extern int	geoacc_gpu_memory_wait_ms;

@@ -1003,6 +1003,60 @@ TEST(mesh_distance_against_brute_force)
 		  == GEOACC_ERR_INVALID_ARGUMENT);
 }
 
+/* The error measurement on several threads: the same bits as on one, and an interrupt stops them all. */
+int			distance_polls_left;
+
+int
+interrupt_distance_after_polls()
+{
+	return --distance_polls_left < 0;
+}
+
+TEST(mesh_distance_threads_same_bits)
+{
+	for (int round = 0; round < 3; round++)
+	{
+		/* more vertices and triangles than one piece (65,536) holds */
+		Mesh		full = terrain(300 + round * 60, round % 2 ? 583000 : 0, round % 2 ? 4507000 : 0,
+								   uniform(0.5, 5), uniform(1, 30));
+		GeoaccBox	e = extent_of(full);
+		GeoaccMesh	fv = full.view();
+		Result		coarse;
+		uint32_t	n = 3 + round;
+
+		CHECK_OK(geoacc_mesh_cluster(GEOACC_DEVICE_CPU, &fv, &e, n, n, 1, &coarse.r, nullptr));
+
+		Mesh		to = coarse.mesh();
+		GeoaccMesh	tv = to.view();
+		double		spacing = (e.xmax - e.xmin) / n / 8;
+		double		measured[3],
+					bound[3];
+		const int	threads[3] = {1, 4, 7};
+
+		for (int t = 0; t < 3; t++)
+		{
+			geoacc_cpu_set_threads(threads[t]);
+			CHECK_OK(geoacc_mesh_distance(GEOACC_DEVICE_CPU, &fv, &tv, &e, n, n, 1, spacing, &measured[t],
+										  &bound[t]));
+		}
+		geoacc_cpu_set_threads(1);
+		for (int t = 1; t < 3; t++)
+			CHECK(memcmp(&measured[t], &measured[0], sizeof(double)) == 0
+				  && memcmp(&bound[t], &bound[0], sizeof(double)) == 0);
+
+		/* cancelled at the calling thread's first poll, the other threads at work: an ERROR once they stop */
+		geoacc_cpu_set_threads(4);
+		distance_polls_left = 0;
+		geoacc_set_interrupt_callback(interrupt_distance_after_polls);
+		GeoaccStatus s = geoacc_mesh_distance(GEOACC_DEVICE_CPU, &fv, &tv, &e, n, n, 1, spacing, &measured[1],
+											  &bound[1]);
+
+		geoacc_set_interrupt_callback(nullptr);
+		geoacc_cpu_set_threads(1);
+		CHECK(s == GEOACC_ERR_CANCELLED);
+	}
+}
+
 /* ------------------------------------------------------------- tilesets */
 
 TEST(mesh_tileset_structure)
@@ -1293,6 +1347,27 @@ TEST(mesh_tileset_real_b9)
 }
 
 /* ---------------------------------------------------------------- GPU */
+
+TEST(mesh_tileset_threads_same_files)
+{
+	Mesh		m = terrain(260, 583000, 4507000, 2, 25);
+	GeoaccMesh	v = m.view();
+	GeoaccTilesetOptions o = options(4, 16);
+	Tileset		one,
+				several;
+
+	CHECK_OK(geoacc_mesh_tileset(GEOACC_DEVICE_CPU, &v, &o, &one.t, nullptr));
+	geoacc_cpu_set_threads(5);
+	GeoaccStatus s = geoacc_mesh_tileset(GEOACC_DEVICE_CPU, &v, &o, &several.t, nullptr);
+
+	geoacc_cpu_set_threads(1);
+	CHECK_OK(s);
+	CHECK(one.t.nfiles == several.t.nfiles);
+	for (uint32_t i = 0; i < std::min(one.t.nfiles, several.t.nfiles); i++)
+		CHECK(strcmp(one.t.files[i].path, several.t.files[i].path) == 0
+			  && one.t.files[i].size == several.t.files[i].size
+			  && memcmp(one.t.files[i].data, several.t.files[i].data, one.t.files[i].size) == 0);
+}
 
 TEST(mesh_tileset_gpu_without_device)
 {
