@@ -76,15 +76,43 @@ check_inside(const GeoaccMesh &mesh, const TilesetGrid &g, const char *what)
 		}
 }
 
-/* Indices 0 .. n - 1 ordered by key, equal keys in index order (as a stable radix sort orders them). */
+/*
+ * Indices 0 .. n - 1 ordered by key, equal keys in index order (as a stable
+ * radix sort orders them): runs sorted on the CPU threads, then merged in
+ * pairs.  (key, index) is a total order, so any way of sorting gives these
+ * bits.
+ */
 template <class Key>
 std::vector<uint32_t>
 stable_order(const std::vector<Key> &keys)
 {
-	std::vector<uint32_t> order(keys.size());
+	const size_t n = keys.size();
+	const auto	before = [&](uint32_t a, uint32_t b) { return keys[a] < keys[b] || (keys[a] == keys[b] && a < b); };
+	const size_t runs = std::min<size_t>((size_t) cpu_threads(), std::max<size_t>(1, n / 65536));
+	const size_t run = (n + runs - 1) / runs;
+	std::vector<uint32_t> order(n);
 
 	std::iota(order.begin(), order.end(), 0u);
-	std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+	parallel_for(runs, 1, [&](uint64_t r, uint64_t) {
+		std::sort(order.begin() + std::min(n, r * run), order.begin() + std::min(n, (r + 1) * run), before);
+	});
+	if (runs == 1)
+		return order;
+
+	std::vector<uint32_t> merged(n);
+
+	for (size_t width = run; width < n; width *= 2)
+	{
+		parallel_for((n + 2 * width - 1) / (2 * width), 1, [&](uint64_t p, uint64_t) {
+			const size_t lo = p * 2 * width,
+						mid = std::min(n, lo + width),
+						hi = std::min(n, lo + 2 * width);
+
+			std::merge(order.begin() + lo, order.begin() + mid, order.begin() + mid, order.begin() + hi,
+					   merged.begin() + lo, before);
+		});
+		order.swap(merged);
+	}
 	return order;
 }
 
