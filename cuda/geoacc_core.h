@@ -53,7 +53,7 @@ void		geoacc_set_interrupt_callback(GeoaccInterruptCallback callback);
 
 /*
  * Threads the CPU paths that split into independent pieces may use (the
- * error measurement of gpu_mesh_tileset's CPU twin), 1 to
+ * error measurement and the sorts of gpu_mesh_tileset's CPU twin), 1 to
  * GEOACC_MAX_CPU_THREADS; 1, the default, runs them in the calling thread.
  * The results are the same bits whatever the number.
  */

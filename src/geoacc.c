@@ -195,7 +195,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("geoacc.cpu_threads",
 							"Threads a geoacc call may use on the CPU, where its work splits into independent pieces.",
-							"Only the error measurement of gpu_mesh_tileset on the CPU splits so far; the results are "
+							"So far gpu_mesh_tileset on the CPU: its error measurement and its sorts; the results are "
 							"the same whatever the number.",
 							&geoacc_cpu_threads,
 							1, 1, GEOACC_MAX_CPU_THREADS,
