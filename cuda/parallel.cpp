@@ -42,7 +42,7 @@ parallel_for(uint64_t n, uint64_t piece, const std::function<void(uint64_t, uint
 
 	if (nthreads <= 1)
 	{
-		for (uint64_t begin = 0; begin < n; begin += piece)
+		for (uint64_t begin = 0; piece > 0 && begin < n; begin += piece)
 		{
 			check_interrupt();
 			body(begin, std::min(n, begin + piece));

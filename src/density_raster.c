@@ -504,17 +504,32 @@ DensityPixels(DensityState *state, bool warn_if_empty, GeoaccStages *stages, Geo
 	return run.pixels;
 }
 
-/* The DEBUG1 line of an aggregate's final step (the rows were read and projected before it). */
-static void
-FinalDebug(const DensityState *state, const char *function, GeoaccDevice device, Size bytes, GeoaccStages *stages)
+/*
+ * An aggregate's final step: the cells convolved, the raster made by
+ * `make`, and a DEBUG1 line of where the step's time went (the rows were
+ * read and projected before it, in the leader and in each parallel worker).
+ */
+static struct varlena *
+FinalRaster(DensityState *state, const char *function,
+			struct varlena *(*make) (const GeoaccDensityGrid *grid, int32 srid, const double *pixels))
 {
 	const DensityArgs *args = &state->h.args;
+	GeoaccStages stages;
+	GeoaccDevice device;
+	double	   *pixels;
+	struct varlena *raster;
 
+	GeoaccStagesStart(&stages);
+	pixels = DensityPixels(state, true, &stages, &device);
+	raster = make(&args->grid, state->h.srid, pixels);
+	GeoaccWorkFree(pixels);
+	GeoaccStagesLap(&stages, "raster");
 	elog(DEBUG1, "%s: %u x %u cells, kernel %d, " INT64_FORMAT " rows; here " UINT64_FORMAT " points projected in %u "
 		 "calls, %.1f ms, %u states combined, %.1f ms; convolved on the %s; %zu bytes; final step: %s",
 		 function, args->grid.width, args->grid.height, args->kernel_size, state->h.rows, state->projected,
 		 state->project_calls, state->project_ms, state->combined, state->combine_ms,
-		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", (size_t) bytes, GeoaccStagesText(stages));
+		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", (size_t) VARSIZE(raster), GeoaccStagesText(&stages));
+	return raster;
 }
 
 /*
@@ -524,22 +539,9 @@ PG_FUNCTION_INFO_V1(gpu_density_raster_finalfn);
 Datum
 gpu_density_raster_finalfn(PG_FUNCTION_ARGS)
 {
-	DensityState *state;
-	GeoaccStages stages;
-	GeoaccDevice device;
-	double	   *pixels;
-	bytea	   *raster;
-
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	GeoaccStagesStart(&stages);
-	pixels = DensityPixels(state, true, &stages, &device);
-	raster = GeoaccRasterWkb(&state->h.args.grid, state->h.srid, pixels);
-	GeoaccWorkFree(pixels);
-	GeoaccStagesLap(&stages, "raster");
-	FinalDebug(state, "gpu_density_raster", device, VARSIZE(raster), &stages);
-	PG_RETURN_BYTEA_P(raster);
+	PG_RETURN_POINTER(FinalRaster(DensityStateForReading(PG_GETARG_DATUM(0)), "gpu_density_raster", GeoaccRasterWkb));
 }
 
 /*
@@ -549,22 +551,10 @@ PG_FUNCTION_INFO_V1(gpu_density_rast_finalfn);
 Datum
 gpu_density_rast_finalfn(PG_FUNCTION_ARGS)
 {
-	DensityState *state;
-	GeoaccStages stages;
-	GeoaccDevice device;
-	double	   *pixels;
-	void	   *raster;
-
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = DensityStateForReading(PG_GETARG_DATUM(0));
-	GeoaccStagesStart(&stages);
-	pixels = DensityPixels(state, true, &stages, &device);
-	raster = GeoaccRasterSerialized(&state->h.args.grid, state->h.srid, pixels);
-	GeoaccWorkFree(pixels);
-	GeoaccStagesLap(&stages, "raster");
-	FinalDebug(state, "gpu_density_rast", device, VARSIZE(raster), &stages);
-	PG_RETURN_POINTER(raster);
+	PG_RETURN_POINTER(FinalRaster(DensityStateForReading(PG_GETARG_DATUM(0)), "gpu_density_rast",
+								  GeoaccRasterSerialized));
 }
 
 /*

@@ -945,6 +945,17 @@ TEST(mesh_cluster_keeps_corners)
 
 /* ------------------------------------------------------------- distance */
 
+/* The mesh clustered on the CPU in n x n x 1 cells of the extent: a parent level to measure against. */
+Mesh
+clustered(const Mesh &full, const GeoaccBox &e, uint32_t n)
+{
+	GeoaccMesh	fv = full.view();
+	Result		coarse;
+
+	CHECK_OK(geoacc_mesh_cluster(GEOACC_DEVICE_CPU, &fv, &e, n, n, 1, &coarse.r, nullptr));
+	return coarse.mesh();
+}
+
 TEST(mesh_distance_against_brute_force)
 {
 	for (int round = 0; round < 6; round++)
@@ -953,12 +964,8 @@ TEST(mesh_distance_against_brute_force)
 								   uniform(1, 20));
 		GeoaccBox	e = extent_of(full);
 		GeoaccMesh	fv = full.view();
-		Result		coarse;
 		uint32_t	n = 2 + round;
-
-		CHECK_OK(geoacc_mesh_cluster(GEOACC_DEVICE_CPU, &fv, &e, n, n, 1, &coarse.r, nullptr));
-
-		Mesh		to = coarse.mesh();
+		Mesh		to = clustered(full, e, n);
 		GeoaccMesh	tv = to.view();
 		double		spacing = (e.xmax - e.xmin) / n / 8;
 		double		measured,
@@ -1021,12 +1028,8 @@ TEST(mesh_distance_threads_same_bits)
 								   uniform(0.5, 5), uniform(1, 30));
 		GeoaccBox	e = extent_of(full);
 		GeoaccMesh	fv = full.view();
-		Result		coarse;
 		uint32_t	n = 3 + round;
-
-		CHECK_OK(geoacc_mesh_cluster(GEOACC_DEVICE_CPU, &fv, &e, n, n, 1, &coarse.r, nullptr));
-
-		Mesh		to = coarse.mesh();
+		Mesh		to = clustered(full, e, n);
 		GeoaccMesh	tv = to.view();
 		double		spacing = (e.xmax - e.xmin) / n / 8;
 		double		measured[3],
