@@ -102,6 +102,13 @@ SELECT geoacc_density_tile('ais', 12, 1206, 1540, vmax => 50) =
 		'viridis', 'log', 0, 50, true) AS same_png;
 SELECT substring(png FROM 2 FOR 3) AS signature, length(png) < 2000 AS small, position('tRNS'::bytea IN png) > 0 AS transparent
 FROM (SELECT geoacc_density_tile('ais', 13, 0, 0) AS png) t;
+-- an empty tile makes no projection or convolution call on any device; a tile over the tracks makes both
+SELECT geoacc_stats_reset();
+SELECT length(geoacc_density_tile('ais', 13, 0, 0)) > 0 AS empty_png;
+SELECT count(*) AS calls_for_the_empty_tile FROM geoacc_stats() WHERE function LIKE 'gpu_density_raster%';
+SELECT length(geoacc_density_tile('ais', 12, 1206, 1540)) > 0 AS png;
+SELECT function, sum(calls) AS calls FROM geoacc_stats() WHERE function LIKE 'gpu_density_raster%'
+GROUP BY function ORDER BY function;
 
 -- a snapshot of trajectories: segment joins of new tracks against it equal gpu_segment_join with its query
 SELECT geoacc_snapshot_create('traffic', 'SELECT id, traj FROM ais_tracks') AS rows;
