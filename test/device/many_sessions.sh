@@ -30,7 +30,7 @@ budget_mb=${BUDGET_MB:-1024}
 preloaded_port=${PRELOADED_PORT:-5446}
 db=geoacc_sessions
 OUT=${OUT:-/tmp/geoacc-out}
-PGBIN=$(dirname "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")
+PGBIN=$(dirname "$(readlink -f "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")")
 mkdir -p "$OUT"
 work=$(mktemp -d)
 problems=0

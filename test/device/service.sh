@@ -22,7 +22,7 @@ set -uo pipefail
 mode=${SERVICE_MODE:-gpu}
 held=${SESSIONS_HELD:-64}
 points=${DENSITY_POINTS:-10000000}
-PGBIN=$(dirname "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")
+PGBIN=$(dirname "$(readlink -f "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")")
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
 db=geoacc_service

@@ -25,7 +25,7 @@ set -uo pipefail
 mode=${SNAPSHOT_SERVICE:-gpu}
 points=${SNAPSHOT_POINTS:-100000000}
 tiles=${TILES:-100}
-PGBIN=$(dirname "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")
+PGBIN=$(dirname "$(readlink -f "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")")
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
 problems=0
