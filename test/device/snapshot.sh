@@ -19,6 +19,9 @@
 #   5. pgbench over the snapshot again with each of SNAPSHOT_PROCESSES (default "2 4 8") device processes.
 #
 # SNAPSHOT_DEVICES (default "auto gpu cpu") picks the settings of part 2; JOIN_POINTS=0 leaves part 4 out.
+# SNAPSHOT_REGION_COPIES=K spreads the tracks of part 1 over regions 1,000 km apart, K copies of the harbour each
+# (SNAPSHOT_REGION_COLUMNS, default 12, to a row: 5 rows keep every region inside UTM 18N's projection domain), as
+# a day of AIS grows in area rather than in density; unset, every copy lies in the one harbour.
 #
 # Prints markdown; the last line says whether every check held.
 set -uo pipefail
@@ -59,7 +62,8 @@ createdb geoacc_snapshot || exit 1
 psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION geoacc CASCADE" \
 	-f test/data/load_ais.sql > "$OUT/snapshot_setup.log" 2>&1 || { tail "$OUT/snapshot_setup.log"; exit 1; }
 start=$SECONDS
-test/data/scale_tracks.sh tracks "$points" > /dev/null || exit 1
+REGION_COPIES=${SNAPSHOT_REGION_COPIES:-} REGION_COLUMNS=${SNAPSHOT_REGION_COLUMNS:-12} \
+	test/data/scale_tracks.sh tracks "$points" > /dev/null || exit 1
 psql -X -q -v ON_ERROR_STOP=1 >> "$OUT/snapshot_setup.log" 2>&1 <<'SQL' || { tail "$OUT/snapshot_setup.log"; exit 1; }
 CREATE TABLE tracks_3857 AS SELECT id, ST_Transform(traj, 3857) AS geom FROM tracks;
 CREATE INDEX ON tracks_3857 USING gist (geom);
@@ -80,7 +84,7 @@ psql -X -q -v ON_ERROR_STOP=1 -c "SELECT setseed(0.5)" -c "
 			ORDER BY random() LIMIT $tiles) s) q) r" >> "$OUT/snapshot_setup.log" 2>&1 || exit 1
 echo "## snapshot: density tiles ($mode service), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'), $(nproc) CPU cores"
 echo
-echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj)) || ' points' FROM tracks"), made in $((SECONDS - start)) s; $tiles tiles"
+echo "data: $(psql -X -At -c "SELECT count(*) || ' tracks, ' || sum(ST_NPoints(traj)) || ' points' FROM tracks"), made in $((SECONDS - start)) s; $tiles tiles${SNAPSHOT_REGION_COPIES:+; regions of $SNAPSHOT_REGION_COPIES copies of the harbour, ${SNAPSHOT_REGION_COLUMNS:-12} to a row}"
 
 # tile_script Q: Q once per tile, its %s the tile's number
 tile_script() { for k in $(seq 1 "$tiles"); do printf "$1\n" "$k"; done; }
