@@ -102,6 +102,18 @@ SELECT geoacc_density_tile('ais', 12, 1206, 1540, vmax => 50) =
 		'viridis', 'log', 0, 50, true) AS same_png;
 SELECT substring(png FROM 2 FOR 3) AS signature, length(png) < 2000 AS small, position('tRNS'::bytea IN png) > 0 AS transparent
 FROM (SELECT geoacc_density_tile('ais', 13, 0, 0) AS png) t;
+-- the PNG made from the pixels: the bytes of geoacc_raster_png of geoacc_snapshot_density, for each colouring, whole
+-- tiles and extents of other shapes, bounds given or taken from the pixels; NULL where geoacc_raster_png gives NULL
+SELECT count(*) AS pngs, count(*) FILTER (WHERE
+	geoacc_snapshot_density_png('ais', e, w, h, k, 7, true, 'count', cm, sc, lo, hi, tz) IS NOT DISTINCT FROM
+	geoacc_raster_png(geoacc_snapshot_density('ais', e, w, h, k, 7, true, 'count'), cm, sc, lo, hi, tz)) AS same
+FROM (VALUES (ST_TileEnvelope(12, 1206, 1540), 256, 256), (ST_TileEnvelope(11, 603, 770), 300, 100),
+	(ST_TileEnvelope(13, 0, 0), 64, 64)) e(e, w, h),
+	(VALUES ('gaussian'), ('epanechnikov')) k(k),
+	(VALUES ('viridis', 'log', 0::float8, NULL::float8, true), ('magma', 'linear', NULL, 50, false),
+		('cividis', 'sqrt', 1, 5, NULL), (E'0% 0 0 255 0\n50% 0 255 0\n100% 255 0 0', 'linear', NULL, NULL, true),
+		('viridis', NULL, 0, 1, true)) o(cm, sc, lo, hi, tz);
+SELECT geoacc_snapshot_density_png('ais', ST_TileEnvelope(12, 1206, 1540), 256, 256, vmin => 5, vmax => 1);
 -- an empty tile makes no projection or convolution call on any device; a tile over the tracks makes both
 SELECT geoacc_stats_reset();
 SELECT length(geoacc_density_tile('ais', 13, 0, 0)) > 0 AS empty_png;

@@ -351,13 +351,17 @@ PngDeflate(PngWriter *w, const uint8 *data, size_t n, int flush)
 	w->zs.avail_in = (uInt) n;
 	do
 	{
-		PngReserve(w, 65536);
+		uInt		room;
+
+		if (w->capacity - w->used < 4096)
+			PngReserve(w, 65536);
+		room = (uInt) Min(w->capacity - w->used, (size_t) 1 << 30);
 		w->zs.next_out = (Bytef *) VARDATA(w->out) + w->used;
-		w->zs.avail_out = 65536;
+		w->zs.avail_out = room;
 		rc = deflate(&w->zs, flush);
 		if (rc == Z_STREAM_ERROR)
 			elog(ERROR, "zlib deflate failed");
-		w->used += 65536 - w->zs.avail_out;
+		w->used += room - w->zs.avail_out;
 		/* chunks stay well below PNG's 2^31 limit */
 		if (w->used - w->idat_start > ((size_t) 1 << 30) && rc != Z_STREAM_END)
 		{
@@ -427,6 +431,9 @@ PngWrite(uint32 width, uint32 height, const PngFormat *format, PngRowFn make_row
 	 */
 	if (deflateInit(&w.zs, Z_BEST_SPEED) != Z_OK)
 		elog(ERROR, "zlib deflateInit failed");
+	/* room for the whole image at once where zlib's bound is small (a map tile): no copies as it grows */
+	if (deflateBound(&w.zs, (uLong) ((rowbytes + 1) * height)) < 64 * 1024 * 1024)
+		PngReserve(&w, deflateBound(&w.zs, (uLong) ((rowbytes + 1) * height)) + 64);
 	PG_TRY();
 	{
 		w.idat_start = PngBeginChunk(&w, "IDAT");
@@ -522,17 +529,17 @@ HeatmapRow(void *context, uint32 r, uint8 *out)
 
 /*
  * The heatmap PNG of a band: its colour scale's bounds from vmin and vmax
- * (arguments 3 and 4, NULL: the band's minimum and maximum of the coloured
+ * (where not given: the band's minimum and maximum of the coloured
  * pixels); a named colormap as a palette PNG, with nodata pixels at an
  * index no pixel uses (made transparent by tRNS; RGBA in the rare image
  * using all 256 colours and nodata); a ramp as RGB, or RGBA when some pixel
  * is transparent or translucent.
  */
-static bytea *
-HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
+bytea *
+GeoaccHeatmapPng(const GeoaccRasterBand *band, const GeoaccHeatmapArgs *args)
 {
 	Coloring	col = {0};
-	const char *colormap = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	const char *colormap = args->colormap;
 	size_t		npixels = (size_t) band->width * band->height;
 	bool		has_nodata = false;
 	bool		used[256] = {false};
@@ -545,8 +552,8 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	bool		band_pass;
 
 	col.map = ColormapFromName(colormap);
-	col.scale = ScaleFromName(text_to_cstring(PG_GETARG_TEXT_PP(2)));
-	col.transparent_zero = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+	col.scale = ScaleFromName(args->scale);
+	col.transparent_zero = args->transparent_zero;
 	col.min = INFINITY;
 	col.max = -INFINITY;
 	/*
@@ -554,7 +561,7 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	 * needed when both bounds are given to a named colormap (a map tile),
 	 * whose pass over the pixels below finds the uncoloured ones.
 	 */
-	band_pass = col.map == NULL || PG_ARGISNULL(3) || PG_ARGISNULL(4);
+	band_pass = col.map == NULL || !args->has_vmin || !args->has_vmax;
 	for (size_t first = 0; band_pass && first < npixels; first += PIXELS_AT_ONCE)
 	{
 		size_t		n = Min(PIXELS_AT_ONCE, npixels - first);
@@ -575,19 +582,19 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 				has_nodata = true;
 		}
 	}
-	if (!PG_ARGISNULL(3))
-		col.min = PG_GETARG_FLOAT8(3);
-	if (!PG_ARGISNULL(4))
-		col.max = PG_GETARG_FLOAT8(4);
+	if (args->has_vmin)
+		col.min = args->vmin;
+	if (args->has_vmax)
+		col.max = args->vmax;
 	/* no pixel is coloured (an empty map tile): the bound left to the raster does not matter */
-	if (PG_ARGISNULL(3) != PG_ARGISNULL(4) && !isfinite(PG_ARGISNULL(3) ? col.min : col.max))
+	if (args->has_vmin != args->has_vmax && !isfinite(args->has_vmin ? col.max : col.min))
 	{
-		if (PG_ARGISNULL(3))
+		if (!args->has_vmin)
 			col.min = col.max - 1;
 		else
 			col.max = col.min + 1;
 	}
-	if ((!PG_ARGISNULL(3) || !PG_ARGISNULL(4)) && !(isfinite(col.min) && isfinite(col.max) && col.min < col.max))
+	if ((args->has_vmin || args->has_vmax) && !(isfinite(col.min) && isfinite(col.max) && col.min < col.max))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("vmin and vmax must be finite with vmin below vmax"),
@@ -656,6 +663,18 @@ HeatmapPng(FunctionCallInfo fcinfo, const GeoaccRasterBand *band)
 	return PngWrite(band->width, band->height, &format, HeatmapRow, &rows);
 }
 
+void
+GeoaccHeatmapArgsFromCall(FunctionCallInfo fcinfo, int first, GeoaccHeatmapArgs *args)
+{
+	args->colormap = text_to_cstring(PG_GETARG_TEXT_PP(first));
+	args->scale = text_to_cstring(PG_GETARG_TEXT_PP(first + 1));
+	args->has_vmin = !PG_ARGISNULL(first + 2);
+	args->vmin = args->has_vmin ? PG_GETARG_FLOAT8(first + 2) : 0.0;
+	args->has_vmax = !PG_ARGISNULL(first + 3);
+	args->vmax = args->has_vmax ? PG_GETARG_FLOAT8(first + 3) : 0.0;
+	args->transparent_zero = !PG_ARGISNULL(first + 4) && PG_GETARG_BOOL(first + 4);
+}
+
 /*
  * geoacc_raster_png(raster bytea, colormap, scale, vmin, vmax,
  * transparent_zero): the first band of a raster WKB as a heatmap PNG; the
@@ -668,14 +687,16 @@ Datum
 geoacc_raster_png(PG_FUNCTION_ARGS)
 {
 	GeoaccRasterBand band;
+	GeoaccHeatmapArgs args;
 
 	/* geoacc 0.1.0 declared (raster, colormap, scale) */
 	if (PG_NARGS() != 6)
 		GeoaccOlderDeclaration("geoacc_raster_png");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
+	GeoaccHeatmapArgsFromCall(fcinfo, 1, &args);
 	GeoaccRasterBandFromWkb(PG_GETARG_BYTEA_PP(0), &band);
-	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
+	PG_RETURN_BYTEA_P(GeoaccHeatmapPng(&band, &args));
 }
 
 /*
@@ -687,9 +708,11 @@ Datum
 geoacc_raster_png_raster(PG_FUNCTION_ARGS)
 {
 	GeoaccRasterBand band;
+	GeoaccHeatmapArgs args;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
+	GeoaccHeatmapArgsFromCall(fcinfo, 1, &args);
 	GeoaccRasterBandFromSerialized(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)), &band);
-	PG_RETURN_BYTEA_P(HeatmapPng(fcinfo, &band));
+	PG_RETURN_BYTEA_P(GeoaccHeatmapPng(&band, &args));
 }

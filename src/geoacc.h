@@ -771,9 +771,32 @@ typedef struct GeoaccRasterBand
 void		GeoaccRasterBandFromWkb(const bytea *wkb, GeoaccRasterBand *band);
 void		GeoaccRasterBandFromSerialized(const struct varlena *raster, GeoaccRasterBand *band);
 
+/* The band of pixels as GeoaccRasterWkb would write them (doubles, no nodata), read in place. */
+void		GeoaccRasterBandOfPixels(const GeoaccDensityGrid *grid, const double *pixels, GeoaccRasterBand *band);
+
 /* Pixel i (row-major, north row first) of a band, as a double; n of them from pixel `first` into out[]. */
 double		GeoaccRasterPixel(const GeoaccRasterBand *band, size_t i);
 void		GeoaccRasterPixels(const GeoaccRasterBand *band, size_t first, size_t n, double *out);
+
+/*
+ * geoacc_raster_png's arguments after the raster (density_raster_png.c):
+ * a colormap's name or a ramp, a scale's name, the colour scale's bounds
+ * where given (else the band's own), whether zero is transparent.
+ */
+typedef struct GeoaccHeatmapArgs
+{
+	const char *colormap;
+	const char *scale;
+	bool		has_vmin;
+	double		vmin;
+	bool		has_vmax;
+	double		vmax;
+	bool		transparent_zero;
+} GeoaccHeatmapArgs;
+
+/* The heatmap PNG of a band, palloc'd; the arguments from a call's, from argument `first` on (none NULL but vmin, vmax). */
+bytea	   *GeoaccHeatmapPng(const GeoaccRasterBand *band, const GeoaccHeatmapArgs *args);
+void		GeoaccHeatmapArgsFromCall(FunctionCallInfo fcinfo, int first, GeoaccHeatmapArgs *args);
 
 /* -------------------------------------- inner SQL queries (inner_query.c) */
 

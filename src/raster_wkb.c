@@ -116,6 +116,17 @@ GeoaccRasterSerialized(const GeoaccDensityGrid *grid, int32 srid, const double *
 
 /* ------------------------------------------------------------ reading */
 
+void
+GeoaccRasterBandOfPixels(const GeoaccDensityGrid *grid, const double *pixels, GeoaccRasterBand *band)
+{
+	memset(band, 0, sizeof(*band));
+	band->width = grid->width;
+	band->height = grid->height;
+	band->pixtype = PT_64BF;
+	band->pixel_bytes = sizeof(double);
+	band->pixels = (const uint8 *) pixels;
+}
+
 static void
 BadRaster(const char *detail)
 {

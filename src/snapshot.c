@@ -1104,6 +1104,43 @@ ProjectSnapshot(DensityState *state, const SnapshotPoints *s, const char *name)
 }
 
 /*
+ * The density pixels over a snapshot's rows of a call whose arguments from
+ * the first are (snapshot, extent, width, height, kernel, kernel_size,
+ * interpolate, mode), as gpu_density_raster makes them (zeros where no row
+ * adds anything); the header tells their grid and SRID.
+ */
+static double *
+SnapshotDensityPixels(FunctionCallInfo fcinfo, DensityHeader *h)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	SnapshotPoints *s;
+	DensityState *volatile state = NULL;
+
+	DensityArgsFromCall(fcinfo, 1, true, &h->args);
+	s = (SnapshotPoints *) SnapshotOpen(name, KIND_POINTS);
+	PG_TRY();
+	{
+		h->args.weighted = s->weighted;
+		if (s->n > 0 && h->args.extent_srid != s->head.srid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the extent and snapshot \"%s\" have different SRIDs", name),
+					 errdetail("The extent has SRID %d, the snapshot SRID %d.", h->args.extent_srid, s->head.srid),
+					 errhint("Make the snapshot of ST_Transform(geom, %d) for tiles in that SRID.", h->args.extent_srid)));
+		h->srid = s->n > 0 ? s->head.srid : h->args.extent_srid;
+		h->rows = s->head.rows;
+		state = DensityStateCreate(CurrentMemoryContext, h);
+		ProjectSnapshot(state, s, name);
+	}
+	PG_FINALLY();
+	{
+		GeoaccSnapshotUnpin();
+	}
+	PG_END_TRY();
+	return DensityPixels(state, false, NULL, NULL);
+}
+
+/*
  * geoacc_snapshot_density(snapshot, extent, width, height, kernel,
  * kernel_size, interpolate, mode): the raster WKB gpu_density_raster gives
  * over the snapshot's rows (with their weights), read from the service
@@ -1113,42 +1150,45 @@ PG_FUNCTION_INFO_V1(geoacc_snapshot_density);
 Datum
 geoacc_snapshot_density(PG_FUNCTION_ARGS)
 {
-	char	   *name;
-	SnapshotPoints *s;
 	DensityHeader h = {0};
-	DensityState *volatile state = NULL;
 	double	   *pixels;
 	bytea	   *raster;
 
 	for (int a = 0; a < PG_NARGS(); a++)
 		if (PG_ARGISNULL(a))
 			PG_RETURN_NULL();
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	DensityArgsFromCall(fcinfo, 1, true, &h.args);
-	s = (SnapshotPoints *) SnapshotOpen(name, KIND_POINTS);
-	PG_TRY();
-	{
-		h.args.weighted = s->weighted;
-		if (s->n > 0 && h.args.extent_srid != s->head.srid)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the extent and snapshot \"%s\" have different SRIDs", name),
-					 errdetail("The extent has SRID %d, the snapshot SRID %d.", h.args.extent_srid, s->head.srid),
-					 errhint("Make the snapshot of ST_Transform(geom, %d) for tiles in that SRID.", h.args.extent_srid)));
-		h.srid = s->n > 0 ? s->head.srid : h.args.extent_srid;
-		h.rows = s->head.rows;
-		state = DensityStateCreate(CurrentMemoryContext, &h);
-		ProjectSnapshot(state, s, name);
-	}
-	PG_FINALLY();
-	{
-		GeoaccSnapshotUnpin();
-	}
-	PG_END_TRY();
-	pixels = DensityPixels(state, false, NULL, NULL);
+	pixels = SnapshotDensityPixels(fcinfo, &h);
 	raster = GeoaccRasterWkb(&h.args.grid, h.srid, pixels);
 	GeoaccWorkFree(pixels);
 	PG_RETURN_BYTEA_P(raster);
+}
+
+/*
+ * geoacc_snapshot_density_png(snapshot, extent, width, height, kernel,
+ * kernel_size, interpolate, mode, colormap, scale, vmin, vmax,
+ * transparent_zero): geoacc_raster_png of geoacc_snapshot_density, from the
+ * pixels without the raster WKB in between (a map tile's 512 kB)
+ */
+PG_FUNCTION_INFO_V1(geoacc_snapshot_density_png);
+Datum
+geoacc_snapshot_density_png(PG_FUNCTION_ARGS)
+{
+	DensityHeader h = {0};
+	GeoaccHeatmapArgs heatmap;
+	GeoaccRasterBand band;
+	double	   *pixels;
+	bytea	   *png;
+
+	/* vmin, vmax and transparent_zero (arguments 10 to 12) may be NULL, as geoacc_raster_png's */
+	for (int a = 0; a < 10; a++)
+		if (PG_ARGISNULL(a))
+			PG_RETURN_NULL();
+	GeoaccHeatmapArgsFromCall(fcinfo, 8, &heatmap);
+	pixels = SnapshotDensityPixels(fcinfo, &h);
+	GeoaccRasterBandOfPixels(&h.args.grid, pixels, &band);
+	png = GeoaccHeatmapPng(&band, &heatmap);
+	GeoaccWorkFree(pixels);
+	PG_RETURN_BYTEA_P(png);
 }
 
 /* ------------------------------------------- joins, TWED and clips of a snapshot */

@@ -86,6 +86,15 @@ CREATE OR REPLACE FUNCTION geoacc_snapshot_density(snapshot text, extent geometr
 COMMENT ON FUNCTION geoacc_snapshot_density(text, geometry, int, int, text, int, boolean, text) IS
 	'the density raster (raster WKB) that gpu_density_raster(geom, extent, width, height, kernel, kernel_size, interpolate, mode[, weight]) gives over a snapshot''s rows, read from the GPU service''s memory; zeros, not NULL, where no row adds anything';
 
+CREATE OR REPLACE FUNCTION geoacc_snapshot_density_png(snapshot text, extent geometry, width int, height int,
+	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count',
+	colormap text DEFAULT 'viridis', scale text DEFAULT 'log', vmin float8 DEFAULT 0, vmax float8 DEFAULT NULL,
+	transparent_zero boolean DEFAULT true)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED COST 1000;
+COMMENT ON FUNCTION geoacc_snapshot_density_png(text, geometry, int, int, text, int, boolean, text, text, text, float8, float8, boolean) IS
+	'geoacc_raster_png(geoacc_snapshot_density(snapshot, extent, width, height, kernel, kernel_size, interpolate, mode), colormap, scale, vmin, vmax, transparent_zero), the same bytes, made from the pixels without the raster in between';
+
 -- Web map tiles: ST_TileEnvelope(z, x, y) (EPSG:3857) as the extent, named with PostGIS's schema so that
 -- the caller's search_path does not matter.
 DO $$
@@ -98,19 +107,18 @@ CREATE OR REPLACE FUNCTION @extschema@.geoacc_density_tile_raster(snapshot text,
 	RETURNS bytea
 	AS 'SELECT @extschema@.geoacc_snapshot_density(snapshot, %1$s.ST_TileEnvelope(z, x, y), size, size, kernel, kernel_size, interpolate, mode)'
 	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000$f$, postgis);
-END $$;
-COMMENT ON FUNCTION geoacc_density_tile_raster(text, int, int, int, int, text, int, boolean, text) IS
-	'the density raster of the XYZ web map tile z/x/y (ST_TileEnvelope, EPSG:3857) over a snapshot''s rows, size x size cells';
-
-CREATE OR REPLACE FUNCTION geoacc_density_tile(snapshot text, z int, x int, y int, size int DEFAULT 256,
+	EXECUTE format($f$
+CREATE OR REPLACE FUNCTION @extschema@.geoacc_density_tile(snapshot text, z int, x int, y int, size int DEFAULT 256,
 	kernel text DEFAULT 'gaussian', kernel_size int DEFAULT 7, interpolate boolean DEFAULT true, mode text DEFAULT 'count',
 	colormap text DEFAULT 'viridis', scale text DEFAULT 'log', vmin float8 DEFAULT 0, vmax float8 DEFAULT NULL,
 	transparent_zero boolean DEFAULT true)
 	RETURNS bytea
-	AS $$ SELECT @extschema@.geoacc_raster_png(
-		@extschema@.geoacc_density_tile_raster(snapshot, z, x, y, size, kernel, kernel_size, interpolate, mode),
-		colormap, scale, vmin, vmax, transparent_zero) $$
-	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000;
+	AS 'SELECT @extschema@.geoacc_snapshot_density_png(snapshot, %1$s.ST_TileEnvelope(z, x, y), size, size, kernel,
+		kernel_size, interpolate, mode, colormap, scale, vmin, vmax, transparent_zero)'
+	LANGUAGE sql STABLE PARALLEL RESTRICTED COST 1000$f$, postgis);
+END $$;
+COMMENT ON FUNCTION geoacc_density_tile_raster(text, int, int, int, int, text, int, boolean, text) IS
+	'the density raster of the XYZ web map tile z/x/y (ST_TileEnvelope, EPSG:3857) over a snapshot''s rows, size x size cells';
 COMMENT ON FUNCTION geoacc_density_tile(text, int, int, int, int, text, int, boolean, text, text, text, float8, float8, boolean) IS
 	'the PNG of the XYZ web map tile z/x/y over a snapshot''s rows: geoacc_raster_png of geoacc_density_tile_raster (give vmax for one colour scale across tiles); an empty tile is a transparent PNG';
 
