@@ -15,12 +15,15 @@
 #   5. one warm session, each function at a benchmark size, on each server: the table before (backends) and
 #      after (service).
 #
+# SERVICE_PARTS picks the parts (default "0 1 2 3 4 5"; the data are made whichever run).
 # SERVICE_MODE=cpu runs the same on a machine without a GPU (the service in its cpu mode; the GPU columns are
 # then the CPU's): a check of this script, not a measurement.  Prints markdown; the last line says whether
 # every check held.
 set -uo pipefail
 mode=${SERVICE_MODE:-gpu}
 held=${SESSIONS_HELD:-64}
+parts=" ${SERVICE_PARTS:-0 1 2 3 4 5} "
+has() { [[ $parts == *" $1 "* ]]; }
 points=${DENSITY_POINTS:-10000000}
 PGBIN=$(dirname "$(readlink -f "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")")
 OUT=${OUT:-/tmp/geoacc-out}
@@ -77,6 +80,20 @@ SQL
 done
 echo "## the GPU service ($mode) against a CUDA context per backend"
 echo
+# gpu_memory PORT: "processes MiB" of the server's processes on the GPU
+gpu_memory() {
+	local pids
+	command -v nvidia-smi >/dev/null || { echo "- -"; return; }
+	pids=$(PGPORT=$1 psql -X -At -c "SELECT string_agg(pid::text, '|') FROM (SELECT pid FROM pg_stat_activity
+		UNION SELECT unnest(pids) FROM geoacc_service()) p")
+	nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits \
+		| awk -F', ' -v re="^($pids)\$" '$1 ~ re {n++; m += $2} END {printf "%d %d", n, m}'
+}
+
+extent="'BOX(367000 3982000,649000 4528000)'::box2d"
+suite_failures=0
+
+if has 0; then
 echo "### 0. the pg_regress suites with every call sent to the service (make installcheck-service)"
 # without postgis_raster (not carried: test/device/raster-bundle.sh) the suites that need it are left out
 service_regress=()
@@ -92,16 +109,8 @@ echo "calls of the suites that failed (their tests of bad input): $suite_failure
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1
 PGPORT=5451 psql -X -At -c "SELECT 'service: pids ' || pids::text || ', GPU ' || gpu || ', memory ' || pg_size_pretty(memory_size) FROM geoacc_service()"
 
-# gpu_memory PORT: "processes MiB" of the server's processes on the GPU
-gpu_memory() {
-	local pids
-	command -v nvidia-smi >/dev/null || { echo "- -"; return; }
-	pids=$(PGPORT=$1 psql -X -At -c "SELECT string_agg(pid::text, '|') FROM (SELECT pid FROM pg_stat_activity
-		UNION SELECT unnest(pids) FROM geoacc_service()) p")
-	nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits \
-		| awk -F', ' -v re="^($pids)\$" '$1 ~ re {n++; m += $2} END {printf "%d %d", n, m}'
-}
-
+fi
+if has 1; then
 echo
 echo "### 1. $held connected sessions that each made a GPU call"
 echo "| server | processes on the GPU | their GPU memory (MiB) |"
@@ -121,6 +130,8 @@ for port in 5450 5451; do
 	wait 2>/dev/null
 done
 
+fi
+if has 2; then
 echo
 echo "### 2. the first GPU call of a fresh session (median of 10, ms)"
 echo "| server | first call | second call | difference |"
@@ -137,6 +148,8 @@ for port in 5450 5451; do
 		&& problem "the first call of a fresh session costs more than 10 ms more than the next"
 done
 
+fi
+if has 3; then
 echo
 echo "### 3. gpu_density_raster over $points points, parallel workers allowed (ms, CREATE TABLE AS, the better of 2)"
 echo "(under each default_toast_compression; scan: the same rows read and detoasted with the same parallelism,"
@@ -146,7 +159,6 @@ echo "reach while the rows are read through the executor and the raster is writt
 echo "its DEBUG1 line)"
 echo "| server | raster | compression | GPU | CPU | GPU / CPU | scan | write | (scan + write) / CPU |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-extent="'BOX(367000 3982000,649000 4528000)'::box2d"
 : > "$OUT/service_density_final.txt"
 for port in 5450 5451; do
 	server=$([ $port = 5450 ] && echo backends || echo service)
@@ -181,6 +193,8 @@ for port in 5450 5451; do
 done
 cat "$OUT/service_density_final.txt"
 
+fi
+if has 4; then
 echo
 echo "### 4. 16 sessions at once, every function under geoacc.device = gpu, on the service"
 session_sql() {	# session_sql SUFFIX DEVICE
@@ -218,6 +232,8 @@ psql -X -At -c "SELECT '- the service: ' || calls || ' calls, ' || failed_calls 
 	|| ' of them in the suites), ' || lost_calls || ' lost, memory in use ' || memory_used || ', peak '
 	|| pg_size_pretty(memory_peak) FROM geoacc_service()"
 
+fi
+if has 5; then
 echo
 echo "### 5. one warm session, geoacc.device = gpu (ms, CREATE TABLE AS; the better of 3)"
 : > "$OUT/service_stages.txt"
@@ -248,6 +264,7 @@ bench "gpu_make_trajectories, AIS fixes" "SELECT * FROM gpu_make_trajectories('S
 echo
 echo "where the time went (DEBUG1, one more run each):"
 cat "$OUT/service_stages.txt"
+fi
 echo
 [ "$problems" = 0 ] && echo "service: every check held" || echo "service: $problems checks failed"
 [ "$problems" = 0 ]

@@ -18,6 +18,7 @@
 #      as b_sql, on the GPU and on the CPU: the same rows;
 #   5. pgbench over the snapshot again with each of SNAPSHOT_PROCESSES (default "2 4 8") device processes.
 #
+# SNAPSHOT_PARTS picks parts 2 to 5 (default "2 3 4 5"; part 1 always runs, the others need its snapshot).
 # SNAPSHOT_DEVICES (default "auto gpu cpu") picks the settings of part 2; JOIN_POINTS=0 leaves part 4 out.
 # SNAPSHOT_REGION_COPIES=K spreads the tracks of part 1 over regions 1,000 km apart, K copies of the harbour each
 # (SNAPSHOT_REGION_COLUMNS, default 12, to a row: 5 rows keep every region inside UTM 18N's projection domain), as
@@ -28,6 +29,8 @@ set -uo pipefail
 mode=${SNAPSHOT_SERVICE:-gpu}
 points=${SNAPSHOT_POINTS:-100000000}
 tiles=${TILES:-100}
+parts=" ${SNAPSHOT_PARTS:-2 3 4 5} "
+has() { [[ $parts == *" $1 "* ]]; }
 PGBIN=$(dirname "$(readlink -f "$(command -v postgres || echo /usr/lib/postgresql/15/bin/postgres)")")
 OUT=${OUT:-/tmp/geoacc-out}
 mkdir -p "$OUT"
@@ -108,6 +111,7 @@ echo "| geoacc_snapshot_create | $create |"
 psql -X -At -F ' | ' -c "SELECT '| snapshot: ' || rows || ' rows, ' || points || ' points, ' || pg_size_pretty(bytes) || ' |' FROM geoacc_snapshots()"
 [ -n "$create" ] || problem "the snapshot was not made"
 
+if has 2; then
 echo
 echo "### 2. one session: the same tiles from the snapshot and over the table"
 echo
@@ -154,19 +158,23 @@ echo "| zoom (tiles) | PNG tile, median ms | its raster alone | an empty tile (1
 echo "| --- | --- | --- | --- |"
 paste -d ' ' "$OUT/snapshot_parts_png.txt" "$OUT/snapshot_parts_raster.txt" "$OUT/snapshot_parts_empty.txt" \
 	| awk '{printf "| %s (%s) | %s | %s | %s |\n", $1, $3, $2, $5, $8}'
+fi
 
+# the pgbench script of random tiles from the snapshot (parts 3 and 5)
+printf '\\set k random(1, %s)\n%s\n' "$tiles" \
+	"SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles WHERE k = :k;" \
+	> "$OUT/snapshot_pgbench_snapshot.sql"
+if has 3; then
 echo
 echo "### 3. pgbench: 16 clients, 15 s, a random tile of those each transaction"
 echo
 echo "| from | tiles/s | failed |"
 echo "| --- | --- | --- |"
 for from in snapshot table; do
-	if [ $from = snapshot ]; then
-		q="SELECT length(geoacc_density_tile('tracks', z, x, y, vmax => 50)) FROM tiles WHERE k = :k;"
-	else
+	if [ $from = table ]; then
 		q="SELECT length(geoacc_raster_png(gpu_density_raster(geom, ST_TileEnvelope(z, x, y), 256, 256), 'viridis', 'log', 0, 50, true)) FROM tiles, tracks_3857 WHERE k = :k AND geom && ST_TileEnvelope(z, x, y, margin => 4.0 / 256) GROUP BY z, x, y;"
+		printf '\\set k random(1, %s)\n%s\n' "$tiles" "$q" > "$OUT/snapshot_pgbench_$from.sql"
 	fi
-	printf '\\set k random(1, %s)\n%s\n' "$tiles" "$q" > "$OUT/snapshot_pgbench_$from.sql"
 	pgbench_tiles "$OUT/snapshot_pgbench_$from.sql" "$OUT/snapshot_pgbench_$from.log"
 	echo "| $from | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench $from: $(tail -2 "$OUT/snapshot_pgbench_$from.log")"
@@ -188,7 +196,9 @@ for part in "zoom 8" "zoom 12" "rasters alone" "empty"; do
 	echo "| snapshot, $part ($n tiles) | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench $part: $(tail -2 "$OUT/snapshot_pgbench_part.log")"
 done
+fi
 join_points=${JOIN_POINTS:-10000000}
+has 4 || join_points=0
 if [ "$join_points" -gt 0 ]; then
 echo
 echo "### 4. segment join: new tracks of about 10^4 segments against a snapshot of JOIN_POINTS (default 10^7) points, 100 m"
@@ -233,6 +243,7 @@ psql -X -At -c "SELECT 'service: ' || calls || ' calls, ' || failed_calls || ' f
 
 # tiles a second against the number of device processes (geoacc.service_processes): whether the GPU or the work
 # around it in each process bounds them
+if has 5; then
 echo
 echo "### 5. pgbench over the snapshot against geoacc.service_processes (16 clients, 5 s to warm up, then 15 s)"
 echo
@@ -246,6 +257,7 @@ for n in ${SNAPSHOT_PROCESSES:-2 4 8}; do
 	echo "| $n | $(psql -X -At -c "SELECT device_copies FROM geoacc_snapshots() WHERE name = 'tracks'") | ${tps:-failed} | ${failed:-?} |"
 	[ -n "$tps" ] || problem "pgbench with $n device processes: $(tail -2 "$OUT/snapshot_pgbench_$n.log")"
 done
+fi
 echo
 [ $problems = 0 ] && echo "snapshot: every check held" || echo "snapshot: $problems checks failed"
 exit $((problems > 0))
