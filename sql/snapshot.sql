@@ -114,6 +114,21 @@ FROM (VALUES (ST_TileEnvelope(12, 1206, 1540), 256, 256), (ST_TileEnvelope(11, 6
 		('cividis', 'sqrt', 1, 5, NULL), (E'0% 0 0 255 0\n50% 0 255 0\n100% 255 0 0', 'linear', NULL, NULL, true),
 		('viridis', NULL, 0, 1, true)) o(cm, sc, lo, hi, tz);
 SELECT geoacc_snapshot_density_png('ais', ST_TileEnvelope(12, 1206, 1540), 256, 256, vmin => 5, vmax => 1);
+-- an empty tile's PNG is kept for the next empty tile of the same size and colouring: for each colouring, the
+-- same bytes as geoacc_raster_png's when made (a), kept (b), kept for another empty tile (c), and for a tile whose
+-- size differs only in width, made (d)
+SELECT count(*) AS colourings, count(*) FILTER (WHERE a IS NOT DISTINCT FROM r AND b IS NOT DISTINCT FROM r
+	AND c IS NOT DISTINCT FROM r AND d IS NOT DISTINCT FROM r_narrow) AS same
+FROM (SELECT geoacc_snapshot_density_png('ais', ST_TileEnvelope(13, 0, 0), 64, 64, 'gaussian', 7, true, 'count', cm, sc, lo, hi, tz) AS a,
+		geoacc_snapshot_density_png('ais', ST_TileEnvelope(13, 0, 0), 64, 64, 'gaussian', 7, true, 'count', cm, sc, lo, hi, tz) AS b,
+		geoacc_snapshot_density_png('ais', ST_TileEnvelope(14, 1, 1), 64, 64, 'quartic', 9, true, 'count', cm, sc, lo, hi, tz) AS c,
+		geoacc_snapshot_density_png('ais', ST_TileEnvelope(13, 0, 0), 32, 64, 'gaussian', 7, true, 'count', cm, sc, lo, hi, tz) AS d,
+		geoacc_raster_png(geoacc_snapshot_density('ais', ST_TileEnvelope(13, 0, 0), 64, 64, 'gaussian', 7, true, 'count'), cm, sc, lo, hi, tz) AS r,
+		geoacc_raster_png(geoacc_snapshot_density('ais', ST_TileEnvelope(13, 0, 0), 32, 64, 'gaussian', 7, true, 'count'), cm, sc, lo, hi, tz) AS r_narrow
+	FROM (VALUES ('viridis', 'log', 0::float8, NULL::float8, true), ('viridis', 'log', 0, 10, false),
+		('magma', 'linear', NULL, 50, false), ('cividis', 'sqrt', 1, 5, NULL),
+		(E'0% 0 0 255 0\n50% 0 255 0\n100% 255 0 0', 'linear', NULL, NULL, true), ('viridis', NULL, 0, 1, true)) o(cm, sc, lo, hi, tz)) t;
+SELECT geoacc_snapshot_density_png('ais', ST_TileEnvelope(13, 0, 0), 64, 64, vmin => 5, vmax => 1);
 -- an empty tile makes no projection or convolution call on any device; a tile over the tracks makes both
 SELECT geoacc_stats_reset();
 SELECT length(geoacc_density_tile('ais', 13, 0, 0)) > 0 AS empty_png;

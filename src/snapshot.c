@@ -1104,13 +1104,14 @@ ProjectSnapshot(DensityState *state, const SnapshotPoints *s, const char *name)
 }
 
 /*
- * The density pixels over a snapshot's rows of a call whose arguments from
+ * The density state over a snapshot's rows of a call whose arguments from
  * the first are (snapshot, extent, width, height, kernel, kernel_size,
- * interpolate, mode), as gpu_density_raster makes them (zeros where no row
- * adds anything); the header tells their grid and SRID.
+ * interpolate, mode), every point projected: DensityPixels makes the pixels
+ * gpu_density_raster makes (zeros where no row adds anything); the header
+ * tells their grid and SRID.
  */
-static double *
-SnapshotDensityPixels(FunctionCallInfo fcinfo, DensityHeader *h)
+static DensityState *
+SnapshotDensityState(FunctionCallInfo fcinfo, DensityHeader *h)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	SnapshotPoints *s;
@@ -1131,13 +1132,74 @@ SnapshotDensityPixels(FunctionCallInfo fcinfo, DensityHeader *h)
 		h->rows = s->head.rows;
 		state = DensityStateCreate(CurrentMemoryContext, h);
 		ProjectSnapshot(state, s, name);
+		DensityStateFlush(state);
 	}
 	PG_FINALLY();
 	{
 		GeoaccSnapshotUnpin();
 	}
 	PG_END_TRY();
-	return DensityPixels(state, false, NULL, NULL);
+	return state;
+}
+
+/*
+ * The PNG of the last empty tile made (every pixel zero) and what it was
+ * made with: most tiles of a map lie where nothing is, and their PNG depends
+ * on the size and the colouring alone.
+ */
+static struct
+{
+	uint32		width;
+	uint32		height;
+	GeoaccHeatmapArgs args;		/* colormap and scale in TopMemoryContext */
+	bytea	   *png;			/* NULL: none kept */
+} EmptyTile;
+
+static bool
+SameHeatmapArgs(const GeoaccHeatmapArgs *a, const GeoaccHeatmapArgs *b)
+{
+	/* the bounds bit for bit: -0 and 0 need not colour alike */
+	return strcmp(a->colormap, b->colormap) == 0 && strcmp(a->scale, b->scale) == 0 &&
+		a->has_vmin == b->has_vmin && memcmp(&a->vmin, &b->vmin, sizeof(double)) == 0 &&
+		a->has_vmax == b->has_vmax && memcmp(&a->vmax, &b->vmax, sizeof(double)) == 0 &&
+		a->transparent_zero == b->transparent_zero;
+}
+
+/* The heatmap PNG of a tile of zeros, the one kept when it was made with the same size and colouring. */
+static bytea *
+EmptyTilePng(const GeoaccDensityGrid *grid, const GeoaccHeatmapArgs *args)
+{
+	MemoryContext old;
+	size_t		bytes = sizeof(double) * grid->width * grid->height;
+	double	   *zeros;
+	GeoaccRasterBand band;
+	bytea	   *png;
+
+	if (EmptyTile.png != NULL && EmptyTile.width == grid->width && EmptyTile.height == grid->height &&
+		SameHeatmapArgs(&EmptyTile.args, args))
+		return (bytea *) pg_detoast_datum_copy((struct varlena *) EmptyTile.png);
+
+	zeros = palloc_extended(bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	GeoaccRasterBandOfPixels(grid, zeros, &band);
+	png = GeoaccHeatmapPng(&band, args);	/* may raise an ERROR: nothing kept then */
+	pfree(zeros);
+
+	if (EmptyTile.png != NULL)
+	{
+		pfree(EmptyTile.png);
+		pfree((char *) EmptyTile.args.colormap);
+		pfree((char *) EmptyTile.args.scale);
+		EmptyTile.png = NULL;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	EmptyTile.args = *args;
+	EmptyTile.args.colormap = pstrdup(args->colormap);
+	EmptyTile.args.scale = pstrdup(args->scale);
+	EmptyTile.width = grid->width;
+	EmptyTile.height = grid->height;
+	EmptyTile.png = (bytea *) pg_detoast_datum_copy((struct varlena *) png);
+	MemoryContextSwitchTo(old);
+	return png;
 }
 
 /*
@@ -1157,7 +1219,7 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
 	for (int a = 0; a < PG_NARGS(); a++)
 		if (PG_ARGISNULL(a))
 			PG_RETURN_NULL();
-	pixels = SnapshotDensityPixels(fcinfo, &h);
+	pixels = DensityPixels(SnapshotDensityState(fcinfo, &h), false, NULL, NULL);
 	raster = GeoaccRasterWkb(&h.args.grid, h.srid, pixels);
 	GeoaccWorkFree(pixels);
 	PG_RETURN_BYTEA_P(raster);
@@ -1167,7 +1229,9 @@ geoacc_snapshot_density(PG_FUNCTION_ARGS)
  * geoacc_snapshot_density_png(snapshot, extent, width, height, kernel,
  * kernel_size, interpolate, mode, colormap, scale, vmin, vmax,
  * transparent_zero): geoacc_raster_png of geoacc_snapshot_density, from the
- * pixels without the raster WKB in between (a map tile's 512 kB)
+ * pixels without the raster WKB in between (a map tile's 512 kB); where no
+ * point adds anything, the PNG of zeros last made with the same size and
+ * colouring
  */
 PG_FUNCTION_INFO_V1(geoacc_snapshot_density_png);
 Datum
@@ -1175,6 +1239,7 @@ geoacc_snapshot_density_png(PG_FUNCTION_ARGS)
 {
 	DensityHeader h = {0};
 	GeoaccHeatmapArgs heatmap;
+	DensityState *state;
 	GeoaccRasterBand band;
 	double	   *pixels;
 	bytea	   *png;
@@ -1184,7 +1249,10 @@ geoacc_snapshot_density_png(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(a))
 			PG_RETURN_NULL();
 	GeoaccHeatmapArgsFromCall(fcinfo, 8, &heatmap);
-	pixels = SnapshotDensityPixels(fcinfo, &h);
+	state = SnapshotDensityState(fcinfo, &h);
+	if (!DensityStateHasCells(state))
+		PG_RETURN_BYTEA_P(EmptyTilePng(&h.args.grid, &heatmap));
+	pixels = DensityPixels(state, false, NULL, NULL);
 	GeoaccRasterBandOfPixels(&h.args.grid, pixels, &band);
 	png = GeoaccHeatmapPng(&band, &heatmap);
 	GeoaccWorkFree(pixels);
