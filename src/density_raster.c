@@ -275,16 +275,21 @@ AppendPart(DensityState *state, const GeoaccLine *line, bool is_line, double wei
 				 errhint("The time mode reads the time of each vertex from M, in seconds.")));
 	if (!DensityCheckPart(line, NULL))
 		DensityCheckPart(line, NameOf(name));
+	if (!time_mode)
+	{
+		/* every vertex a sample of the row's weight (checked by the caller), joined to the one before on lines */
+		uint8		join = is_line && state->h.args.interpolate ? GEOACC_DENSITY_JOIN : 0;
+
+		DensityStateAppendRun(state, line->coords, nd, line->npoints, GEOACC_DENSITY_COUNT,
+							  GEOACC_DENSITY_COUNT | join, weight);
+		return;
+	}
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * nd;
-		uint8		flags = time_mode ? 0 : GEOACC_DENSITY_COUNT;
-		double		value = weight;
+		uint8		flags = i > 0 ? GEOACC_DENSITY_JOIN : 0;
+		double		value = i > 0 ? weight * ((p[nd - 1] - p[-1]) / 3600.0) : 0.0;
 
-		if (i > 0 && is_line && (time_mode || state->h.args.interpolate))
-			flags |= GEOACC_DENSITY_JOIN;
-		if (time_mode)
-			value = i > 0 ? weight * ((p[nd - 1] - p[-1]) / 3600.0) : 0.0;
 		if (!(value < DENSITY_MAX_VALUE))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

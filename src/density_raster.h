@@ -117,6 +117,8 @@ DensityState *DensityStateForReading(Datum datum);
 
 /* Buffer one point with its value (GEOACC_DENSITY_* flags); a full chunk is projected first. */
 void		DensityStateAppend(DensityState *state, double x, double y, uint8 flags, double value);
+void		DensityStateAppendRun(DensityState *state, const double *coords, int stride, uint32 n, uint8 first_flags,
+								  uint8 rest_flags, double value);
 
 /* Project the buffered points into the cells on the chosen device. */
 void		DensityStateFlush(DensityState *state);

@@ -532,6 +532,53 @@ DensityStateAppend(DensityState *state, double x, double y, uint8 flags, double 
 	state->chunk_bound += bound;
 }
 
+/*
+ * DensityStateAppend of n points with one value, coords[i * stride] the x of
+ * point i: the first with first_flags, the others with rest_flags.  The
+ * points that the chunk holds without growing and without nearing the
+ * cells' limit are copied in one loop; the one that needs more goes through
+ * DensityStateAppend, so the chunks break where they would point by point.
+ */
+void
+DensityStateAppendRun(DensityState *state, const double *coords, int stride, uint32 n, uint8 first_flags,
+					  uint8 rest_flags, double value)
+{
+	const uint64 bound = PointBound(state, value);
+	const uint64 limit = CellLimit(&state->h.args);
+	const bool	sums = DensityHasSums(&state->h.args);
+	uint32		i = 0;
+
+	while (i < n)
+	{
+		uint64		used = state->h.cell_bound + state->chunk_bound;
+		uint64		k = Min((uint64) (state->capacity - state->npoints), (uint64) (n - i));
+
+		/* point j of the run (from 0) is appended as is while used + (j + 1) * bound <= limit */
+		k = used >= limit ? 0 : Min(k, (limit - used) / bound);
+		if (k == 0)
+		{
+			const double *p = coords + (size_t) i * stride;
+
+			DensityStateAppend(state, p[0], p[1], i == 0 ? first_flags : rest_flags, value);
+			i++;
+			continue;
+		}
+		for (uint64 j = 0; j < k; j++, i++)
+		{
+			const double *p = coords + (size_t) i * stride;
+			uint32		at = state->npoints + (uint32) j;
+
+			state->xy[2 * (size_t) at] = p[0];
+			state->xy[2 * (size_t) at + 1] = p[1];
+			state->flags[at] = i == 0 ? first_flags : rest_flags;
+			if (sums)
+				state->values[at] = value;
+		}
+		state->npoints += (uint32) k;
+		state->chunk_bound += k * bound;
+	}
+}
+
 /* Add the cells of b to a's (both flushed, made with the same arguments): b's tiles that a lacks are copied. */
 static void
 StateAddCells(DensityState *a, const DensityState *b)
