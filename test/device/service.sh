@@ -155,8 +155,8 @@ echo "### 3. gpu_density_raster over $points points, parallel workers allowed (m
 echo "(under each default_toast_compression; scan: the same rows read and detoasted with the same parallelism,"
 echo "sum(ST_NPoints(traj)); write: the same raster, uncompressed, written again (CREATE TABLE AS from a copy kept"
 echo "with STORAGE EXTERNAL: read, compressed, stored); (scan + write) / CPU is the best GPU / CPU any device could"
-echo "reach while the rows are read through the executor and the raster is written; the GPU's final step from"
-echo "its DEBUG1 line)"
+echo "reach while the rows are read through the executor and the raster is written; each device's partial states"
+echo "and final step from their DEBUG1 lines)"
 echo "| server | raster | compression | GPU | CPU | GPU / CPU | scan | write | (scan + write) / CPU |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 : > "$OUT/service_density_final.txt"
@@ -185,10 +185,12 @@ for port in 5450 5451; do
 				| awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)
 			echo "| $server | ${side}^2, $k | $compression | ${t[0]} | ${t[1]} | $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN {printf "%.2f", a / b}') | $scan | $write | $(awk -v a="$scan" -v w="$write" -v b="${t[1]}" 'BEGIN {printf "%.2f", (a + w) / b}') |"
 		done
-		echo "$server, ${side}^2, $k:" >> "$OUT/service_density_final.txt"
-		PGPORT=$port psql -X -q -At -c "SET geoacc.device = gpu" -c "SET max_parallel_workers_per_gather = 8" \
-			-c "SET client_min_messages = debug1" -c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" 2>&1 \
-			| grep -E '^DEBUG: +gpu_density_raster:' | sed 's/^DEBUG: */  /' >> "$OUT/service_density_final.txt"
+		for device in gpu cpu; do
+			echo "$server, ${side}^2, $k, $device:" >> "$OUT/service_density_final.txt"
+			PGPORT=$port psql -X -q -At -c "SET geoacc.device = $device" -c "SET max_parallel_workers_per_gather = 8" \
+				-c "SET client_min_messages = debug1" -c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" 2>&1 \
+				| grep -E '^DEBUG: +gpu_density_raster:' | sed 's/^DEBUG: */  /' >> "$OUT/service_density_final.txt"
+		done
 	done
 done
 cat "$OUT/service_density_final.txt"
