@@ -3,9 +3,10 @@
  *
  * Kernel-only throughput of the density raster on the GPU, against the
  * device's measured copy bandwidth: the projection kernel over random-walk
- * tracks already on the device, and the convolution kernel over counts
- * already on the device, timed with CUDA events (best of three).  Prints
- * markdown tables.  Built and run by test/device/density_raster.sh:
+ * tracks already on the device (spread over the grid, and gathered in a
+ * corner of a map tile's grid, many to a cell), and the convolution kernel
+ * over counts already on the device, timed with CUDA events (best of
+ * three).  Prints markdown tables.  Built and run by test/device/density_raster.sh:
  *
  *   nvcc -std=c++17 -O3 --fmad=false -arch=sm_90 -Icuda \
  *        test/device/density_raster_bench.cu cuda/build-gpu/libgeoacc_core.a -o density_raster_bench
@@ -172,6 +173,22 @@ main(int argc, char **argv)
 				if (side == 4096)
 					counts_4096 = counts;
 			}
+		/* a map tile at a low zoom: a 256^2 grid whose 64^2 corner holds every point, many to a cell */
+		for (size_t n = 10000000; n <= max_points; n *= 10)
+		{
+			GeoaccDensityGrid grid{0.0, 0.0, 4.0, 4.0, 256, 256, 0};
+			DensityGeometry g = density_geometry(grid, true);
+			GeoaccDensityPoints d_points{d_xy.data(), d_flags.data(), nullptr, (uint32_t) n, GEOACC_DENSITY_SAMPLES,
+										 true};
+			DeviceBuffer<uint32_t> d_counts(256 * 256);
+			float		ms = timer.best(3, [&] {
+				GEOACC_CUDA_TRY(cudaMemsetAsync(d_counts.data(), 0, d_counts.size() * 4, stream()));
+				density_project_device(g, d_points, 0, (uint32_t) n, d_counts.data(), 0, 256);
+			});
+
+			printf("| 256^2, points in a 64^2 corner | %zu | - | %.2f | %.2e | %.0f GB/s | %.0f%% |\n", n, ms,
+				   n / (ms * 1e-3), 17.0 * n / (ms * 1e-3) / 1e9, 100.0 * 17.0 * n / (ms * 1e-3) / bandwidth);
+		}
 
 		printf("\n| convolution | k | kernel ms | cells/s | terms/s | FP64 GFLOP/s | cell bytes/s | of copy bandwidth |\n");
 		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
