@@ -1257,16 +1257,24 @@ def case_hostile(rng):
 
 
 def case_snapshot(rng):
-    """Snapshots (a server with the GPU service): density rasters and segment joins from a snapshot of random
-    tracks against the functions over the rows (fuzz_snapshot_agrees)."""
+    """Snapshots (a server with the GPU service): density rasters, their PNGs (empty ones too) and segment joins
+    from a snapshot of random tracks against the functions over the rows (fuzz_snapshot_agrees)."""
     scale = magnitude(rng)
     rows = [trajectory(rng, rng.randint(2, 25), scale=scale) for _ in range(rng.randint(1, 8))]
     values = ", ".join("(%d, %s)" % (i, g) for i, g in enumerate(rows))
     kernel = rng.choice(["uniform", "triangular", "epanechnikov", "quartic", "triweight", "tricube", "gaussian",
                          "cosine"])
-    return "fuzz_snapshot_agrees(%s, %d, %d, '%s', %d, '%s', %s, %s)" % (
-        quote(values), rng.randint(1, 40), rng.randint(1, 40), kernel, rng.choice([1, 3, 5, 7]),
-        rng.choice(["count", "time"]), rng.choice(["true", "false"]), num(scale * rng.choice([0.01, 0.5, 3])))
+    # geoacc_raster_png's arguments from the colormap on (its errors included)
+    colouring = "%s, %s, %s, %s, %s" % (
+        rng.choice(["'viridis'", "'magma'", "'gray'", "E'0% 0 0 255 0\\n100% 255 0 0'", "'nope'"]),
+        rng.choice(["'log'", "'linear'", "'sqrt'"]),
+        *rng.choice([("NULL", "NULL"), ("0", "NULL"), ("NULL", "5"), ("1", "5"), ("5", "1"), ("-0.0", "2")]),
+        rng.choice(["true", "false", "NULL"]))
+    w, h = rng.randint(1, 40), rng.randint(1, 40)
+    return "fuzz_snapshot_agrees(%s, %d, %d, '%s', %d, '%s', %s, %s, %s, %s, %d, %d)" % (
+        quote(values), w, h, kernel, rng.choice([1, 3, 5, 7]), rng.choice(["count", "time"]),
+        rng.choice(["true", "false"]), num(scale * rng.choice([0.01, 0.5, 3])), quote(colouring),
+        rng.choice(["true", "false"]), *rng.choice([(w, h), (w + 1, h), (w, h + 1)]))
 
 
 FUNCTIONS = {

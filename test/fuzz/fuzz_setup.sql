@@ -879,12 +879,17 @@ END
 $$;
 
 CREATE OR REPLACE FUNCTION fuzz_snapshot_agrees(vals text, w int, h int, kernel text, ks int, mode text,
-	weighted boolean, distance float8) RETURNS boolean
+	weighted boolean, distance float8, colouring text, empty boolean, w2 int, h2 int) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
 	extent text;
+	png_extent text;
 	density_snapshot text;
 	density_rows text;
+	png_snapshot text;
+	png_again text;
+	png_raster text;
+	png_raster2 text;
 	join_snapshot text;
 	join_rows text;
 	weight text := CASE WHEN weighted THEN ', weight' ELSE '' END;
@@ -902,6 +907,19 @@ BEGIN
 		'fuzz_points', extent, w, h, kernel, ks, mode));
 	density_rows := fuzz_outcome(format('SELECT gpu_density_raster(geom, %s, %s, %s, %L, %s, true, %L%s)::text FROM fuzz_snapshot_rows',
 		extent, w, h, kernel, ks, mode, weight));
+	-- the PNG from the pixels against geoacc_raster_png of the raster, over the extent or, empty, beside it; then
+	-- at w2 x h2 (the same size, or one more column or row) with the same colouring, where an empty one kept from
+	-- the first may not be taken for it
+	png_extent := CASE WHEN empty THEN format('ST_Translate(%1$s, 3 * (ST_XMax(%1$s) - ST_XMin(%1$s)) + 1, 0)', extent)
+		ELSE extent END;
+	png_snapshot := fuzz_outcome(format('SELECT md5(geoacc_snapshot_density_png(%L, %s, %s, %s, %L, %s, true, %L, %s))',
+		'fuzz_points', png_extent, w, h, kernel, ks, mode, colouring));
+	png_raster := fuzz_outcome(format('SELECT md5(geoacc_raster_png(geoacc_snapshot_density(%L, %s, %s, %s, %L, %s, true, %L), %s))',
+		'fuzz_points', png_extent, w, h, kernel, ks, mode, colouring));
+	png_again := fuzz_outcome(format('SELECT md5(geoacc_snapshot_density_png(%L, %s, %s, %s, %L, %s, true, %L, %s))',
+		'fuzz_points', png_extent, w2, h2, kernel, ks, mode, colouring));
+	png_raster2 := fuzz_outcome(format('SELECT md5(geoacc_raster_png(geoacc_snapshot_density(%L, %s, %s, %s, %L, %s, true, %L), %s))',
+		'fuzz_points', png_extent, w2, h2, kernel, ks, mode, colouring));
 	join_snapshot := fuzz_outcome('SELECT geoacc_snapshot_create(''fuzz_traj'', ''SELECT id, traj FROM fuzz_snapshot_rows'')::text');
 	IF join_snapshot LIKE 'ok %' THEN
 		join_snapshot := fuzz_outcome(format('SELECT string_agg(j::text, '','' ORDER BY j::text) FROM '
@@ -914,12 +932,13 @@ BEGIN
 	PERFORM geoacc_snapshot_drop(name, true) FROM geoacc_snapshot WHERE name IN ('fuzz_points', 'fuzz_traj');
 	DROP TABLE fuzz_snapshot_rows;
 	-- a density raster of zeros where the aggregate warns; an error of the snapshot's creation stands for the join's
-	IF density_snapshot = density_rows AND (join_snapshot = join_rows
-		OR (join_snapshot LIKE 'ERROR %' AND join_rows LIKE 'ERROR %')) THEN
+	IF density_snapshot = density_rows AND png_snapshot = png_raster AND png_again = png_raster2
+		AND (join_snapshot = join_rows OR (join_snapshot LIKE 'ERROR %' AND join_rows LIKE 'ERROR %')) THEN
 		RETURN true;
 	END IF;
-	PERFORM set_config('fuzz.detail', format('density: snapshot %s, rows %s; join: snapshot %s, rows %s',
-		density_snapshot, density_rows, join_snapshot, join_rows), false);
+	PERFORM set_config('fuzz.detail', format('density: snapshot %s, rows %s; png: %s, of the raster %s; at %s x %s: '
+		'%s, of the raster %s; join: snapshot %s, rows %s', density_snapshot, density_rows, png_snapshot, png_raster,
+		w2, h2, png_again, png_raster2, join_snapshot, join_rows), false);
 	RETURN false;
 END
 $$;
