@@ -146,53 +146,62 @@ density_project_indexed_gpu(const GeoaccDensityGrid &grid, const GeoaccDensityPo
  * the raster cells around it.  Each raster cell thus receives its terms in
  * row-major order of their source cells, which is the order of the
  * kernel's rows and columns in the GPU's gather form; zero cells only add
- * +0.0, so skipping them changes nothing.
+ * +0.0, so skipping them changes nothing.  Bands of raster rows go to the
+ * threads (geoacc.cpu_threads): a band scans the source rows that reach it,
+ * in the same order, and adds only to its own rows, so every cell gets the
+ * same terms in the same order whatever the bands and threads.
  */
 template <class T>
 void
 density_convolve_cpu(uint32_t width, uint32_t height, const T *cells, const double *weights, int size,
 					 double *out)
 {
-	int64_t		pitch = (int64_t) width + size - 1;
-	int64_t		grid_rows = (int64_t) height + size - 1;
-	uint64_t	terms = 0;
+	const int64_t pitch = (int64_t) width + size - 1;
+	/*
+	 * rows a band: about TERMS_BETWEEN_POLLS terms where every cell is
+	 * nonzero, but at least a quarter of the kernel, so that the source rows
+	 * a band scans are at most five times its own
+	 */
+	const uint64_t band = std::max<uint64_t>({1, (uint64_t) size / 4,
+											  TERMS_BETWEEN_POLLS / ((uint64_t) width * size * size)});
 
-	for (size_t i = 0; i < (size_t) width * height; i++)
-		out[i] = 0.0;
-	for (int64_t sr = 0; sr < grid_rows; sr++)
-	{
-		for (int64_t sc = 0; sc < pitch; sc++)
+	parallel_for(height, band, [&](uint64_t first, uint64_t end) {
+		const int64_t r0 = (int64_t) first;
+		const int64_t r1 = (int64_t) end;
+
+		std::fill(out + r0 * width, out + r1 * width, 0.0);
+		/* raster row r takes source rows r .. r + size - 1 */
+		for (int64_t sr = r0; sr < r1 + size - 1; sr++)
 		{
-			T			cell = cells[sr * pitch + sc];
+			/* kernel rows i with sr - i in [r0, r1) */
+			const int64_t i_first = std::max<int64_t>(0, sr - (r1 - 1));
+			const int64_t i_last = std::min<int64_t>(size - 1, sr - r0);
 
-			if (cell == 0)
-				continue;
-
-			double		value = density_cell_value(cell);
-
-			/* source (sr, sc) is kernel entry (i, j) of raster cell (sr - i, sc - j) */
-			for (int64_t i = 0; i < size; i++)
+			for (int64_t sc = 0; sc < pitch; sc++)
 			{
-				int64_t		r = sr - i;
+				T			cell = cells[sr * pitch + sc];
 
-				if (r < 0 || r >= height)
+				if (cell == 0)
 					continue;
-				for (int64_t j = 0; j < size; j++)
-				{
-					int64_t		c = sc - j;
 
-					if (c >= 0 && c < width)
-						out[r * width + c] = density_term(out[r * width + c], weights[i * size + j], value);
+				double		value = density_cell_value(cell);
+
+				/* source (sr, sc) is kernel entry (i, j) of raster cell (sr - i, sc - j) */
+				for (int64_t i = i_first; i <= i_last; i++)
+				{
+					int64_t		r = sr - i;
+
+					for (int64_t j = 0; j < size; j++)
+					{
+						int64_t		c = sc - j;
+
+						if (c >= 0 && c < width)
+							out[r * width + c] = density_term(out[r * width + c], weights[i * size + j], value);
+					}
 				}
 			}
-			terms += (uint64_t) size * size;
-			if (terms >= TERMS_BETWEEN_POLLS)
-			{
-				check_interrupt();
-				terms = 0;
-			}
 		}
-	}
+	});
 }
 
 void

@@ -195,8 +195,9 @@ _PG_init(void)
 
 	DefineCustomIntVariable("geoacc.cpu_threads",
 							"Threads a geoacc call may use on the CPU, where its work splits into independent pieces.",
-							"So far gpu_mesh_tileset on the CPU: its error measurement and its sorts; the results are "
-							"the same whatever the number.",
+							"So far gpu_mesh_tileset on the CPU (its error measurement and its sorts) and the "
+							"convolution of gpu_density_raster and of density tiles on the CPU; the results are the same "
+							"whatever the number.",
 							&geoacc_cpu_threads,
 							1, 1, GEOACC_MAX_CPU_THREADS,
 							PGC_USERSET, 0,

@@ -710,6 +710,58 @@ TEST(density_cpu_convolution_matches_gather)
 			}
 }
 
+int			convolve_polls_left;
+
+int
+interrupt_convolve_after_polls()
+{
+	return --convolve_polls_left < 0;
+}
+
+/*
+ * In bands of rows on 1, 3 and 7 threads (geoacc.cpu_threads) the same bits
+ * as the definition, with grids whose bands split (a quarter of the kernel
+ * a band at least); a cancel while the threads work is an ERROR.
+ */
+TEST(density_cpu_convolution_threads_same_bits)
+{
+	uint32_t	dims[][2] = {{300, 257}, {64, 200}, {1, 90}};
+
+	for (auto d : dims)
+		for (int size : {5, 31, 63})
+		{
+			size_t		n = (size_t) (d[0] + size - 1) * (d[1] + size - 1);
+			std::vector<uint32_t> counts = random_cells<uint32_t>(n);
+			std::vector<int64_t> sums = random_cells<int64_t>(n);
+			const std::vector<double> want =
+				reference_convolve(d[0], d[1], counts, kernel_weights(GEOACC_KERNEL_GAUSSIAN, size), size);
+			const std::vector<double> want_sums =
+				reference_convolve(d[0], d[1], sums, kernel_weights(GEOACC_KERNEL_QUARTIC, size), size);
+
+			for (int threads : {1, 3, 7})
+			{
+				geoacc_cpu_set_threads(threads);
+				CHECK(convolve(GEOACC_DEVICE_CPU, d[0], d[1], counts, GEOACC_KERNEL_GAUSSIAN, size) == want);
+				CHECK(convolve(GEOACC_DEVICE_CPU, d[0], d[1], sums, GEOACC_KERNEL_QUARTIC, size) == want_sums);
+			}
+			geoacc_cpu_set_threads(1);
+		}
+
+	/* cancelled at the calling thread's second poll, the other threads at work */
+	std::vector<uint32_t> counts = random_cells<uint32_t>((size_t) (400 + 62) * (300 + 62));
+	std::vector<double> out((size_t) 400 * 300);
+
+	geoacc_cpu_set_threads(4);
+	convolve_polls_left = 1;
+	geoacc_set_interrupt_callback(interrupt_convolve_after_polls);
+	GeoaccStatus s = geoacc_density_convolve(GEOACC_DEVICE_CPU, 400, 300, counts.data(), GEOACC_KERNEL_GAUSSIAN, 63,
+											 out.data());
+
+	geoacc_set_interrupt_callback(nullptr);
+	geoacc_cpu_set_threads(1);
+	CHECK(s == GEOACC_ERR_CANCELLED);
+}
+
 TEST(density_mass_with_margin)
 {
 	/* one count in the middle: the output sums to it */
