@@ -152,13 +152,14 @@ fi
 if has 3; then
 echo
 echo "### 3. gpu_density_raster over $points points, parallel workers allowed (ms, CREATE TABLE AS, the better of 2)"
-echo "(under each default_toast_compression; scan: the same rows read and detoasted with the same parallelism,"
+echo "(under each default_toast_compression; CPU: geoacc.cpu_threads = 1, the default; CPU, N threads: every core"
+echo "for the convolution; scan: the same rows read and detoasted with the same parallelism,"
 echo "sum(ST_NPoints(traj)); write: the same raster, uncompressed, written again (CREATE TABLE AS from a copy kept"
 echo "with STORAGE EXTERNAL: read, compressed, stored); (scan + write) / CPU is the best GPU / CPU any device could"
 echo "reach while the rows are read through the executor and the raster is written; each device's partial states"
 echo "and final step from their DEBUG1 lines)"
-echo "| server | raster | compression | GPU | CPU | GPU / CPU | scan | write | (scan + write) / CPU |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| server | raster | compression | GPU | CPU | GPU / CPU | CPU, $(nproc) threads | scan | write | (scan + write) / CPU |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 : > "$OUT/service_density_final.txt"
 for port in 5450 5451; do
 	server=$([ $port = 5450 ] && echo backends || echo service)
@@ -173,8 +174,11 @@ for port in 5450 5451; do
 			-c "INSERT INTO r_plain SELECT gpu_density_raster || ''::bytea FROM r" > /dev/null
 		for compression in pglz lz4; do
 			t=()
-			for device in gpu cpu; do
+			# the CPU with geoacc.cpu_threads = 1 (the default) and = every core (its convolution on threads)
+			for config in "gpu 1" "cpu 1" "cpu $(nproc)"; do
+				read -r device threads <<< "$config"
 				t+=("$(PGPORT=$port psql -X -q -At -c "SET geoacc.device = $device" -c "SET max_parallel_workers_per_gather = 8" \
+					-c "SET geoacc.cpu_threads = $threads" \
 					-c "SET default_toast_compression = $compression" -c "DROP TABLE IF EXISTS r2" -c '\timing on' \
 					-c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" \
 					-c "CREATE TABLE r2 AS SELECT $raster FROM tracks_$points" -c "DROP TABLE r2" 2>&1 \
@@ -183,7 +187,7 @@ for port in 5450 5451; do
 			write=$(PGPORT=$port psql -X -q -At -c "SET default_toast_compression = $compression" -c '\timing on' \
 				-c "CREATE TABLE r2 AS TABLE r_plain" -c "DROP TABLE r2" -c "CREATE TABLE r2 AS TABLE r_plain" -c "DROP TABLE r2" 2>&1 \
 				| awk '/^Time:/ {if (++n % 2) print $2}' | sort -g | head -1)
-			echo "| $server | ${side}^2, $k | $compression | ${t[0]} | ${t[1]} | $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN {printf "%.2f", a / b}') | $scan | $write | $(awk -v a="$scan" -v w="$write" -v b="${t[1]}" 'BEGIN {printf "%.2f", (a + w) / b}') |"
+			echo "| $server | ${side}^2, $k | $compression | ${t[0]} | ${t[1]} | $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN {printf "%.2f", a / b}') | ${t[2]} | $scan | $write | $(awk -v a="$scan" -v w="$write" -v b="${t[1]}" 'BEGIN {printf "%.2f", (a + w) / b}') |"
 		done
 		for device in gpu cpu; do
 			echo "$server, ${side}^2, $k, $device:" >> "$OUT/service_density_final.txt"
