@@ -1169,36 +1169,44 @@ SameHeatmapArgs(const GeoaccHeatmapArgs *a, const GeoaccHeatmapArgs *b)
 static bytea *
 EmptyTilePng(const GeoaccDensityGrid *grid, const GeoaccHeatmapArgs *args)
 {
-	MemoryContext old;
 	size_t		bytes = sizeof(double) * grid->width * grid->height;
 	double	   *zeros;
 	GeoaccRasterBand band;
 	bytea	   *png;
+	bytea	   *kept;
+	char	   *colormap;
+	char	   *scale;
 
 	if (EmptyTile.png != NULL && EmptyTile.width == grid->width && EmptyTile.height == grid->height &&
 		SameHeatmapArgs(&EmptyTile.args, args))
-		return (bytea *) pg_detoast_datum_copy((struct varlena *) EmptyTile.png);
+	{
+		png = palloc(VARSIZE(EmptyTile.png));
+		memcpy(png, EmptyTile.png, VARSIZE(EmptyTile.png));
+		return png;
+	}
 
 	zeros = palloc_extended(bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	GeoaccRasterBandOfPixels(grid, zeros, &band);
 	png = GeoaccHeatmapPng(&band, args);	/* may raise an ERROR: nothing kept then */
 	pfree(zeros);
 
+	/* the copies first, so that an ERROR on the way leaves the entry kept before whole */
+	kept = MemoryContextAlloc(TopMemoryContext, VARSIZE(png));
+	memcpy(kept, png, VARSIZE(png));
+	colormap = MemoryContextStrdup(TopMemoryContext, args->colormap);
+	scale = MemoryContextStrdup(TopMemoryContext, args->scale);
 	if (EmptyTile.png != NULL)
 	{
 		pfree(EmptyTile.png);
 		pfree((char *) EmptyTile.args.colormap);
 		pfree((char *) EmptyTile.args.scale);
-		EmptyTile.png = NULL;
 	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
 	EmptyTile.args = *args;
-	EmptyTile.args.colormap = pstrdup(args->colormap);
-	EmptyTile.args.scale = pstrdup(args->scale);
+	EmptyTile.args.colormap = colormap;
+	EmptyTile.args.scale = scale;
 	EmptyTile.width = grid->width;
 	EmptyTile.height = grid->height;
-	EmptyTile.png = (bytea *) pg_detoast_datum_copy((struct varlena *) png);
-	MemoryContextSwitchTo(old);
+	EmptyTile.png = kept;
 	return png;
 }
 
