@@ -167,6 +167,17 @@ SELECT count(*) AS cells, max(abs(coalesce(c.value, 0) - coalesce(x.value, 0))) 
 	abs(sum(c.value) - (SELECT sum(n) FROM dr_reference)) < 400 AS mass_mostly_kept
 FROM expected x FULL JOIN (SELECT * FROM dr_cells((SELECT smooth FROM dr_ny)) WHERE value <> 0) c
 	USING (row_no, col_no);
+-- geoacc.cpu_threads: the CPU convolution in bands of rows (here 7 of at most 44 rows) on 3 threads gives the
+-- raster of one thread, bit for bit
+CREATE TEMP TABLE dr_one_thread AS
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1, e.y1)), 96, 300, 'gaussian', 63) AS r
+FROM ais_tracks, dr_extent e GROUP BY e.x0, e.y0, e.x1, e.y1;
+SET geoacc.cpu_threads = 3;
+SELECT gpu_density_raster(traj, ST_MakeBox2D(ST_Point(e.x0, e.y0), ST_Point(e.x1, e.y1)), 96, 300, 'gaussian', 63) =
+	(SELECT r FROM dr_one_thread) AS same_on_three_threads,
+	(SELECT count(*) FROM dr_cells((SELECT r FROM dr_one_thread)) WHERE value <> 0) > 10000 AS mostly_nonzero
+FROM ais_tracks, dr_extent e GROUP BY e.x0, e.y0, e.x1, e.y1;
+RESET geoacc.cpu_threads;
 
 -- Seamless tiles: the 2 x 2 tiles of an extent, each made on its own, equal the raster of the whole extent
 -- cut into four, cell for cell and bit for bit: every tile counts what lies within the kernel's reach
