@@ -18,7 +18,7 @@ namespace geoacc
 namespace
 {
 
-/* Poll for interrupts after this many points or output rows' worth of terms. */
+/* Poll for interrupts after this many points, and between bands of the convolution of about this many terms. */
 constexpr uint32_t POINTS_BETWEEN_POLLS = 1u << 16;
 constexpr uint64_t TERMS_BETWEEN_POLLS = 1ull << 24;
 

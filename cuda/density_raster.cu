@@ -5,10 +5,10 @@
  * the point and the interpolated samples of its incoming segment to the
  * integer counts or fixed-point sums with atomicAdd (the paper's
  * write-after-write hazard; with integers the result does not depend on the
- * order), the adds of a warp to one cell summed first.  Convolution: one thread per output cell gathers its k x k
- * neighbourhood from a tile of cells in shared memory, with the weights in
- * constant memory.  Both work on bands of rows and batches of points sized
- * to the device-memory cap.
+ * order), the adds of a warp to one cell summed first.  Convolution: one
+ * thread per output cell gathers its k x k neighbourhood from a tile of
+ * cells in shared memory, with the weights in constant memory.  Both work
+ * on bands of rows and batches of points sized to the device-memory cap.
  */
 #include "density_raster.cuh"
 

@@ -117,6 +117,7 @@ DensityState *DensityStateForReading(Datum datum);
 
 /* Buffer one point with its value (GEOACC_DENSITY_* flags); a full chunk is projected first. */
 void		DensityStateAppend(DensityState *state, double x, double y, uint8 flags, double value);
+/* The same for n points of one value, coords[i * stride] the x of point i, the first with first_flags. */
 void		DensityStateAppendRun(DensityState *state, const double *coords, int stride, uint32 n, uint8 first_flags,
 								  uint8 rest_flags, double value);
 
