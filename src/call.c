@@ -106,6 +106,15 @@ GeoaccCallRun(const char *function, int64 items, const GeoaccWork *work)
 	return call.device;
 }
 
+const char *
+GeoaccDeviceName(GeoaccDevice device)
+{
+	if (device != GEOACC_DEVICE_GPU)
+		return "CPU";
+	/* the service's test mode runs the CPU implementations for the GPU calls handed to it */
+	return GeoaccServiceActive() && geoacc_service_mode == GEOACC_SERVICE_CPU ? "service CPU" : "GPU";
+}
+
 /* ---------------------------------------------------------------- stages */
 
 void

@@ -533,7 +533,7 @@ FinalRaster(DensityState *state, const char *function,
 		 "calls, %.1f ms, %u states combined, %.1f ms; convolved on the %s; %zu bytes; final step: %s",
 		 function, args->grid.width, args->grid.height, args->kernel_size, state->h.rows, state->projected,
 		 state->project_calls, state->project_ms, state->combined, state->combine_ms,
-		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", (size_t) VARSIZE(raster), GeoaccStagesText(&stages));
+		 GeoaccDeviceName(device), (size_t) VARSIZE(raster), GeoaccStagesText(&stages));
 	return raster;
 }
 

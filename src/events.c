@@ -275,7 +275,7 @@ gpu_encounters(PG_FUNCTION_ARGS)
 	GeoaccStagesLap(&stages, "release");
 	elog(DEBUG1, "gpu_encounters: on the %s, " UINT64_FORMAT " x " UINT64_FORMAT " segments, " UINT64_FORMAT
 		 " candidates, " UINT64_FORMAT " segment pairs merged into " UINT64_FORMAT " encounters, " UINT64_FORMAT
-		 " kept; %s", device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", run->stats.queries, run->stats.entries,
+		 " kept; %s", GeoaccDeviceName(device), run->stats.queries, run->stats.entries,
 		 run->stats.candidates, run->stats.rows, encounters, kept,
 		 GeoaccStagesText(&stages));
 	return (Datum) 0;
@@ -394,7 +394,7 @@ gpu_stops(PG_FUNCTION_ARGS)
 	}
 	GeoaccStagesLap(&stages, "tuples");
 	elog(DEBUG1, "gpu_stops: on the %s, " UINT64_FORMAT " fixes of %u trajectories, " UINT64_FORMAT " stops; %s",
-		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", tracks.npoints, tracks.count, (uint64) run->result.count,
+		 GeoaccDeviceName(device), tracks.npoints, tracks.count, (uint64) run->result.count,
 		 GeoaccStagesText(&stages));
 	EventsHolderRelease(holder);
 	MemoryContextDelete(geometries);
@@ -639,7 +639,7 @@ gpu_zone_visits(PG_FUNCTION_ARGS)
 	}
 	GeoaccStagesLap(&stages, "tuples");
 	elog(DEBUG1, "gpu_zone_visits: on the %s, " UINT64_FORMAT " segments, %u zones, " UINT64_FORMAT " visits; %s",
-		 device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", tracks.npoints - tracks.count, reading.count,
+		 GeoaccDeviceName(device), tracks.npoints - tracks.count, reading.count,
 		 (uint64) run->result.count, GeoaccStagesText(&stages));
 	EventsHolderRelease(holder);
 	MemoryContextDelete(geometries);

@@ -156,6 +156,12 @@ void		GeoaccCallEnd(GeoaccCall *call);
 GeoaccDevice GeoaccCallRun(const char *function, int64 items, const GeoaccWork *work);
 
 /*
+ * The device a call ran on, as its DEBUG1 line names it: "GPU", "CPU", or,
+ * for GPU work handed to a service in geoacc.service = cpu, "service CPU".
+ */
+const char *GeoaccDeviceName(GeoaccDevice device);
+
+/*
  * Where a call's time went, for its DEBUG1 line: named stages (string
  * literals), each the sum of the laps or times added to it, in the order
  * first seen.

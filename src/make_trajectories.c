@@ -504,7 +504,7 @@ gpu_make_trajectories(PG_FUNCTION_ARGS)
 		 "point), %u fixes on the %s: %u duplicates dropped, %u parts (%u more of one fix dropped); "
 		 "%u GPU pieces, %u sorted runs, " UINT64_FORMAT " fixes of objects too large for the device; %s; "
 		 "in the core: sorting and splitting %.1f ms, transfers %.1f ms, host merging %.1f ms, simplifying %.1f ms",
-		 fixes.row, fixes.skipped, fixes.count, device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 fixes.row, fixes.skipped, fixes.count, GeoaccDeviceName(device),
 		 holder->parts.duplicates, holder->parts.nparts, holder->parts.single_fix_parts, spent.pieces, spent.runs,
 		 (uint64) spent.cpu_fixes, GeoaccStagesText(&stages), spent.compute_ms, spent.transfer_ms, spent.host_ms,
 		 spent.simplify_ms);

@@ -89,7 +89,7 @@ ProfileReport(const ClipProfile *prof, const char *function)
 {
 	elog(DEBUG1, "%s: %u triangles x %u boxes on the %s, " UINT64_FORMAT " triangles out; %s; in the core: "
 		 "upload %.1f, kernels %.1f, download %.1f ms",
-		 function, prof->ntriangles, prof->nboxes, prof->device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 function, prof->ntriangles, prof->nboxes, GeoaccDeviceName(prof->device),
 		 prof->triangles_out, GeoaccStagesText(&prof->stages), prof->core.upload_ms, prof->core.kernel_ms,
 		 prof->core.download_ms);
 }

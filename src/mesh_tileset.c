@@ -241,7 +241,7 @@ TilesetRows(FunctionCallInfo fcinfo, const GeoaccMesh *mesh, uint32 layout, int3
 	GeoaccStagesLap(stages, "output");
 	elog(DEBUG1, "gpu_mesh_tileset: %u triangles, %d levels on the %s, %u files; %s; in the core: simplify %.1f, "
 		 "error %.1f, clip %.1f, write %.1f, kernels %.1f ms",
-		 mesh->ntriangles, levels, device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", owner->tileset.nfiles,
+		 mesh->ntriangles, levels, GeoaccDeviceName(device), owner->tileset.nfiles,
 		 GeoaccStagesText(stages), timing.simplify_ms, timing.error_ms, timing.clip_ms, timing.write_ms,
 		 timing.kernel_ms);
 	for (uint32 l = 0; l + 1 < owner->tileset.levels; l++)

@@ -727,7 +727,7 @@ GeoaccJoinTrajectories(ReturnSetInfo *rsinfo, JoinRows *a_rows, JoinRows *b_rows
 		 " candidates, " UINT64_FORMAT " rows; %s; in the core: segments %.1f ms, plan %.1f ms, "
 		 "device memory %.1f ms, upload %.1f ms, index %.1f ms, search %.1f ms, refine %.1f ms, output %.1f ms; "
 		 "%u entry chunks, %u batches, " UINT64_FORMAT " overflowed queries, %u device allocations, %u syncs",
-		 MethodName(run.stats.method), device == GEOACC_DEVICE_GPU ? "GPU" : "CPU", run.stats.queries,
+		 MethodName(run.stats.method), GeoaccDeviceName(device), run.stats.queries,
 		 run.stats.entries, run.stats.candidates, run.stats.rows, GeoaccStagesText(stages), run.stats.segments_ms,
 		 run.stats.plan_ms, run.stats.memory_ms, run.stats.upload_ms, run.stats.index_ms, run.stats.search_ms,
 		 run.stats.refine_ms, run.stats.output_ms, run.stats.entry_chunks, run.stats.batches,

@@ -690,7 +690,7 @@ FinishPartition(SimplifyPartition *part)
 	elog(DEBUG1, "gpu_dp_simplify: " INT64_FORMAT " rows, " INT64_FORMAT " vertices simplified on the %s in %d chunks "
 		 "(%u GPU pieces, %u rounds, " UINT64_FORMAT " vertices in trajectories too large for the device): "
 		 "compute %.3f ms, transfers %.3f ms; %s",
-		 part->nrows, part->points_read, part->call.device == GEOACC_DEVICE_GPU ? "GPU" : "CPU",
+		 part->nrows, part->points_read, GeoaccDeviceName(part->call.device),
 		 part->nchunks, part->spent.pieces, part->spent.rounds, (uint64) part->spent.cpu_points,
 		 part->spent.compute_ms, part->spent.transfer_ms, GeoaccStagesText(&part->stages));
 }
