@@ -603,6 +603,72 @@ tileset_point_mesh_triangle_d2(const double *p, uint32_t t, const double *positi
 }
 
 /*
+ * Whether triangle t is surely farther from p than the squared distance
+ * best: its bounding box is, by more than the rounding of either distance
+ * (a few ulps of the coordinates' squared spread around p) can make up, so
+ * a search that skips it finds what one that measures it finds.
+ */
+GEOACC_HD bool
+tileset_triangle_beyond(const double *p, uint32_t t, const double *positions, const uint32_t *triangles, double best)
+{
+	const uint32_t *v = triangles + (size_t) t * 3;
+	double		box2 = 0,
+				spread2 = 0;
+
+	for (int c = 0; c < 3; c++)
+	{
+		double		a = positions[(size_t) v[0] * 3 + c] - p[c],
+					b = positions[(size_t) v[1] * 3 + c] - p[c],
+					d = positions[(size_t) v[2] * 3 + c] - p[c];
+		double		lo = a < b ? (a < d ? a : d) : (b < d ? b : d);
+		double		hi = a > b ? (a > d ? a : d) : (b > d ? b : d);
+		double		gap = lo > 0 ? lo : hi < 0 ? -hi : 0;
+		double		far = -lo > hi ? -lo : hi;
+
+		box2 += gap * gap;
+		spread2 += far * far;
+	}
+	return box2 > best + 1e-10 * spread2;
+}
+
+/*
+ * Whether every triangle filed in cell (x, y, z) is surely farther from p
+ * than the squared distance best: a triangle is filed in the cells its box
+ * touches, so it is at least as far as the cell, whose faces are taken a
+ * slack (far more than the filing's rounding) nearer, and a cell at the
+ * grid's edge reaches beyond it.  Of the same kind as
+ * tileset_triangle_beyond, for a whole cell before its bucket is looked up.
+ */
+GEOACC_HD bool
+tileset_cell_beyond(const double *p, const TilesetGrid &g, int64_t x, int64_t y, int64_t z, double best, double width)
+{
+	const int64_t cell[3] = {x, y, z};
+	const double slack = 1e-6 * width;
+	double		gap2 = 0;
+
+	for (int c = 0; c < 3; c++)
+	{
+		double		gap = 0;
+
+		if (cell[c] > 0)
+		{
+			double		lo = tileset_plane(g.lo[c], g.hi[c], (uint32_t) cell[c], g.n[c]);
+
+			gap = p[c] < lo ? lo - p[c] : gap;
+		}
+		if (cell[c] + 1 < (int64_t) g.n[c])
+		{
+			double		hi = tileset_plane(g.lo[c], g.hi[c], (uint32_t) cell[c] + 1, g.n[c]);
+
+			gap = p[c] > hi ? p[c] - hi : gap;
+		}
+		gap = gap > slack ? gap - slack : 0;
+		gap2 += gap * gap;
+	}
+	return gap2 > best * (1 + 1e-6) + slack * slack;
+}
+
+/*
  * The nearest triangle of the level to p: the cells around p's cell ring by
  * ring, until no triangle of a cell outside the rings searched can be
  * nearer than the best found; of equally near ones the lowest index.
@@ -654,6 +720,8 @@ tileset_point_level_nearest(const double *p, const TilesetGrid &g, const Tileset
 					/* only the ring's shell: the inside was searched before */
 					if (x != lo[0] && x != hi[0] && y != lo[1] && y != hi[1] && z != lo[2] && z != hi[2])
 						continue;
+					if (r > 0 && tileset_cell_beyond(p, g, x, y, z, best, width))
+						continue;
 
 					uint64_t	key = tileset_cell_key(g, (uint32_t) x, (uint32_t) y, (uint32_t) z);
 					uint32_t	k = tileset_lower_bound(b.keys, b.nkeys, key);
@@ -663,6 +731,10 @@ tileset_point_level_nearest(const double *p, const TilesetGrid &g, const Tileset
 					for (uint32_t e = b.starts[k]; e < b.starts[k + 1]; e++)
 					{
 						const uint32_t t = b.tris[e];
+
+						if (tileset_triangle_beyond(p, t, positions, triangles, best))
+							continue;
+
 						double		d2 = tileset_point_mesh_triangle_d2(p, t, positions, triangles);
 
 						if (d2 < best || (d2 == best && t < best_tri))

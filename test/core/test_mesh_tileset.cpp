@@ -15,6 +15,7 @@
  */
 #include "core_test.h"
 #include "../mesh_off.h"
+#include "mesh_tileset.h"
 
 #include <algorithm>
 #include <array>
@@ -1008,6 +1009,125 @@ TEST(mesh_distance_against_brute_force)
 	CHECK(std::isinf(measured) && std::isinf(bound));
 	CHECK(geoacc_mesh_distance(GEOACC_DEVICE_CPU, &v, &v, &e, 3, 3, 1, 0, &measured, &bound)
 		  == GEOACC_ERR_INVALID_ARGUMENT);
+}
+
+/*
+ * The nearest-triangle search behind the error measurement skips cells and
+ * triangles whose boxes are farther than the best found: it must find what
+ * measuring every triangle finds, the least distance and, of equal ones,
+ * the lowest index.  Points near the level's surface (where most cells are
+ * skipped), on it (distance 0), far off it and outside the grid; levels of
+ * small, long and degenerate triangles.
+ */
+TEST(mesh_nearest_search_equals_every_triangle)
+{
+	using namespace geoacc;
+
+	for (int round = 0; round < 8; round++)
+	{
+		Mesh		full = terrain(12 + round * 3, round % 2 ? 583000 : 0, round % 2 ? 4507000 : 0, uniform(1, 10),
+								   uniform(0.5, 20));
+		GeoaccBox	e = extent_of(full);
+		const uint32_t n = 2 + round * 3;
+		Mesh		to = clustered(full, e, n);
+		const double span = e.xmax - e.xmin;
+
+		/*
+		 * long triangles across many cells, one without area, some reaching
+		 * out of the grid (its edge cells hold them), one repeated (equal
+		 * distances)
+		 */
+		for (int extra = 0; extra < 6; extra++)
+		{
+			const uint32_t base = to.nvertices();
+			const double out = extra >= 2 ? 0.5 : 0;
+
+			for (int c = 0; c < 3; c++)
+			{
+				to.positions.push_back(e.xmin + uniform(-out, 1 + out) * span);
+				to.positions.push_back(e.ymin + uniform(-out, 1 + out) * (e.ymax - e.ymin));
+				to.positions.push_back(e.zmin + uniform(-out, 1 + out) * (e.zmax - e.zmin));
+			}
+			if (extra == 1)
+				for (int c = 0; c < 3; c++)
+					to.positions[(size_t) (base + 2) * 3 + c] = to.positions[(size_t) base * 3 + c];
+			to.triangles.insert(to.triangles.end(), {base, base + 1, base + 2});
+		}
+		to.triangles.insert(to.triangles.end(), to.triangles.begin(), to.triangles.begin() + 3);
+
+		const TilesetGrid g{{e.xmin, e.ymin, e.zmin}, {e.xmax, e.ymax, e.zmax}, {n * 2, n * 2, 1 + (uint32_t) round % 3}};
+		std::vector<std::pair<uint64_t, uint32_t>> entries;
+
+		for (uint32_t t = 0; t < to.ntriangles(); t++)
+		{
+			const uint32_t *v = &to.triangles[(size_t) t * 3];
+			uint32_t	lo[3],
+						hi[3];
+
+			tileset_triangle_cells(g, &to.positions[(size_t) v[0] * 3], &to.positions[(size_t) v[1] * 3],
+								   &to.positions[(size_t) v[2] * 3], lo, hi);
+			for (uint32_t x = lo[0]; x <= hi[0]; x++)
+				for (uint32_t y = lo[1]; y <= hi[1]; y++)
+					for (uint32_t z = lo[2]; z <= hi[2]; z++)
+						entries.push_back({tileset_cell_key(g, x, y, z), t});
+		}
+		std::sort(entries.begin(), entries.end());
+
+		TilesetHostBuckets hb;
+
+		for (size_t i = 0; i < entries.size(); i++)
+		{
+			if (i == 0 || entries[i].first != entries[i - 1].first)
+			{
+				hb.keys.push_back(entries[i].first);
+				hb.starts.push_back((uint32_t) i);
+			}
+			hb.tris.push_back(entries[i].second);
+		}
+		hb.starts.push_back((uint32_t) entries.size());
+
+		int			mismatches = 0;
+
+		for (int q = 0; q < 2000; q++)
+		{
+			double		p[3];
+			const int	kind = q % 4;
+
+			if (kind == 0)		/* a vertex of the level: on its surface */
+				memcpy(p, &to.positions[(size_t) to.triangles[(size_t) (q / 4 % to.ntriangles()) * 3] * 3], sizeof(p));
+			else
+			{
+				random_surface_point(full, p);
+				if (kind == 2)	/* off the surface */
+					p[2] += uniform(-1, 1) * span * 0.1;
+				else if (kind == 3)	/* outside the grid too */
+					for (int c = 0; c < 3; c++)
+						p[c] += uniform(-1, 1) * span * 0.6;
+			}
+
+			TilesetNearest found = tileset_point_level_nearest(p, g, hb.view(), to.positions.data(), to.triangles.data());
+			double		best = DBL_MAX;
+			uint32_t	best_tri = TILESET_NO_CELL;
+
+			for (uint32_t t = 0; t < to.ntriangles(); t++)
+			{
+				double		d2 = tileset_point_mesh_triangle_d2(p, t, to.positions.data(), to.triangles.data());
+
+				if (d2 < best)
+				{
+					best = d2;
+					best_tri = t;
+				}
+			}
+			if (found.d2 != best || found.tri != best_tri)
+			{
+				if (mismatches++ < 3)
+					fprintf(stderr, "    round %d point %d: found %.17g (triangle %u), every triangle %.17g (%u)\n", round,
+							q, found.d2, found.tri, best, best_tri);
+			}
+		}
+		CHECK(mismatches == 0);
+	}
 }
 
 /* The error measurement on several threads: the same bits as on one, and an interrupt stops them all. */
