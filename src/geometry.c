@@ -359,6 +359,26 @@ GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 				 errmsg("%s has no M values", what),
 				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries with time in M.")));
 	}
+	/*
+	 * Projected XYM, the common case, in one pass without a branch a point:
+	 * every batch of a function starts here.  A failure is found again
+	 * below, where the message is made.
+	 */
+	if (nd == 3 && !line->geodetic)
+	{
+		bool		ok = true;
+		double		before = -INFINITY;
+
+		for (uint32 i = 0; i < line->npoints; i++)
+		{
+			const double *p = line->coords + (size_t) i * 3;
+
+			ok &= (fabs(p[0]) <= DBL_MAX) & (fabs(p[1]) <= DBL_MAX) & (fabs(p[2]) <= DBL_MAX) & (p[2] > before);
+			before = p[2];
+		}
+		if (ok)
+			return true;
+	}
 	for (uint32 i = 0; i < line->npoints; i++)
 	{
 		const double *p = line->coords + (size_t) i * nd;
