@@ -360,21 +360,22 @@ GeoaccCheckTrajectory(const GeoaccLine *line, const char *what)
 				 errhint("Trajectories are LINESTRING M or LINESTRING ZM geometries with time in M.")));
 	}
 	/*
-	 * Projected XYM, the common case, in one pass without a branch a point:
-	 * every batch of a function starts here.  A failure is found again
-	 * below, where the message is made.
+	 * Every batch of a function starts here: one pass without a branch a
+	 * point.  A failure is found again below, where the message is made.
 	 */
-	if (nd == 3 && !line->geodetic)
 	{
+		const bool	geodetic = line->geodetic;
 		bool		ok = true;
 		double		before = -INFINITY;
 
 		for (uint32 i = 0; i < line->npoints; i++)
 		{
-			const double *p = line->coords + (size_t) i * 3;
+			const double *p = line->coords + (size_t) i * nd;
 
-			ok &= (fabs(p[0]) <= DBL_MAX) & (fabs(p[1]) <= DBL_MAX) & (fabs(p[2]) <= DBL_MAX) & (p[2] > before);
-			before = p[2];
+			for (int d = 0; d < nd; d++)
+				ok &= fabs(p[d]) <= DBL_MAX;
+			ok &= (p[mi] > before) & ((!geodetic) | ((fabs(p[0]) <= 180) & (fabs(p[1]) <= 90)));
+			before = p[mi];
 		}
 		if (ok)
 			return true;
