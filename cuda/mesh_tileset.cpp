@@ -299,10 +299,6 @@ mesh_cluster_cpu(const GeoaccMesh &mesh, const TilesetGrid &grid, TilesetLevelMe
 		}
 }
 
-namespace
-{
-
-/* The triangles of `to` filed by the cells of their boxes, (key, triangle) in order. */
 void
 bucket_triangles_cpu(const GeoaccMesh &to, const TilesetGrid &grid, TilesetHostBuckets &b)
 {
@@ -336,8 +332,6 @@ bucket_triangles_cpu(const GeoaccMesh &to, const TilesetGrid &grid, TilesetHostB
 	}
 	b.starts.push_back((uint32_t) entries.size());
 }
-
-}								/* namespace */
 
 void
 mesh_distance_cpu(const GeoaccMesh &from, const GeoaccMesh &to, const TilesetGrid &grid, double spacing,

@@ -1006,6 +1006,9 @@ struct TilesetHostBuckets
 	}
 };
 
+/* The triangles of `to` filed by the cells of their boxes, (key, triangle) in order. */
+void		bucket_triangles_cpu(const GeoaccMesh &to, const TilesetGrid &grid, TilesetHostBuckets &b);
+
 /* The open edges of a triangle mesh: border[t] bit j for the edge from corner j to j + 1 used by no other triangle. */
 void		mesh_open_edges_cpu(const GeoaccMesh &mesh, std::vector<uint8_t> &border);
 

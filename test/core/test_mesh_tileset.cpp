@@ -1056,35 +1056,9 @@ TEST(mesh_nearest_search_equals_every_triangle)
 		to.triangles.insert(to.triangles.end(), to.triangles.begin(), to.triangles.begin() + 3);
 
 		const TilesetGrid g{{e.xmin, e.ymin, e.zmin}, {e.xmax, e.ymax, e.zmax}, {n * 2, n * 2, 1 + (uint32_t) round % 3}};
-		std::vector<std::pair<uint64_t, uint32_t>> entries;
-
-		for (uint32_t t = 0; t < to.ntriangles(); t++)
-		{
-			const uint32_t *v = &to.triangles[(size_t) t * 3];
-			uint32_t	lo[3],
-						hi[3];
-
-			tileset_triangle_cells(g, &to.positions[(size_t) v[0] * 3], &to.positions[(size_t) v[1] * 3],
-								   &to.positions[(size_t) v[2] * 3], lo, hi);
-			for (uint32_t x = lo[0]; x <= hi[0]; x++)
-				for (uint32_t y = lo[1]; y <= hi[1]; y++)
-					for (uint32_t z = lo[2]; z <= hi[2]; z++)
-						entries.push_back({tileset_cell_key(g, x, y, z), t});
-		}
-		std::sort(entries.begin(), entries.end());
-
 		TilesetHostBuckets hb;
 
-		for (size_t i = 0; i < entries.size(); i++)
-		{
-			if (i == 0 || entries[i].first != entries[i - 1].first)
-			{
-				hb.keys.push_back(entries[i].first);
-				hb.starts.push_back((uint32_t) i);
-			}
-			hb.tris.push_back(entries[i].second);
-		}
-		hb.starts.push_back((uint32_t) entries.size());
+		bucket_triangles_cpu(to.view(), g, hb);
 
 		int			mismatches = 0;
 
