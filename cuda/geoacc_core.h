@@ -939,11 +939,14 @@ typedef struct GeoaccTilesetTiming
  * cells x cells per tile (mesh_tileset.h) and clipped by its tiles, so
  * neighbouring tiles of a level share their border vertices to the bit.
  * Each level's geometricError is a bound of the one-sided Hausdorff
- * distance from the full mesh to it, measured on a sample.  Tiles without
- * triangles are left out (a parent of tiles with some stays, without
- * content); a mesh whose triangles all have two equal corners has no
- * tile, and no files.  The GLB files are y-up, float32 positions relative
- * to the origin.  CPU and GPU give the same bits.  timing may be NULL.
+ * distance from the full mesh to what the level shows, measured on a
+ * sample.  Tiles without triangles are left out (a parent of tiles with
+ * some stays, without content), and so is a coarser tile's content where no
+ * leaf under it has any (clustering can stretch a triangle there), so that
+ * every leaf is at the last level; a mesh whose triangles all have two
+ * equal corners has no tile, and no files.  The GLB files are y-up,
+ * float32 positions relative to the origin.  CPU and GPU give the same
+ * bits.  timing may be NULL.
  */
 GeoaccStatus geoacc_mesh_tileset(GeoaccDevice device, const GeoaccMesh *mesh, const GeoaccTilesetOptions *options,
 								 GeoaccTileset *tileset, GeoaccTilesetTiming *timing);

@@ -758,50 +758,102 @@ build_tileset(GeoaccDevice device, const GeoaccMesh &input, const GeoaccTilesetO
 
 	tileset_extent(mesh, extent, origin);
 	out.levels = L;
-	for (uint32_t l = 0; l < L; l++)
+
+	/* the leaves first: a coarser tile shows content only where the full mesh has some under it */
+	levels[L - 1].n = 1u << (L - 1);
+	levels[L - 1].tiles = std::vector<Tile>((size_t) levels[L - 1].n * levels[L - 1].n);
+	out.triangles[L - 1] = mesh.ntriangles;
+	now = std::chrono::steady_clock::now();
+	clip_level(device, mesh, extent, levels[L - 1]);
+	timing.clip_ms += elapsed_ms(now);
+
+	std::vector<std::vector<uint8_t>> covered(L);
+
+	covered[L - 1].resize(levels[L - 1].tiles.size());
+	for (size_t i = 0; i < covered[L - 1].size(); i++)
+		covered[L - 1][i] = levels[L - 1].tiles[i].content;
+	for (uint32_t l = L - 1; l-- > 0;)
+	{
+		const uint32_t n = 1u << l;
+
+		covered[l].assign((size_t) n * n, 0);
+		for (uint32_t ix = 0; ix < n * 2; ix++)
+			for (uint32_t iy = 0; iy < n * 2; iy++)
+				covered[l][(size_t) (ix / 2) * n + iy / 2] |= covered[l + 1][(size_t) ix * n * 2 + iy];
+	}
+
+	for (uint32_t l = 0; l + 1 < L; l++)
 	{
 		Level	   &level = levels[l];
 		TilesetLevelMesh lm;
-		GeoaccMesh	level_mesh = mesh;
+		const TilesetGrid grid = level_grid(extent, l, opt.cells);
+		double		kernel_ms = 0;
 
 		level.n = 1u << l;
 		level.tiles = std::vector<Tile>((size_t) level.n * level.n);
-		if (l + 1 < L)
+		now = std::chrono::steady_clock::now();
+		if (device == GEOACC_DEVICE_GPU)
 		{
-			const TilesetGrid grid = level_grid(extent, l, opt.cells);
-			double		kernel_ms = 0;
-
-			now = std::chrono::steady_clock::now();
-			if (device == GEOACC_DEVICE_GPU)
-			{
 #ifdef GEOACC_WITH_CUDA
-				mesh_cluster_gpu(mesh, grid, lm, &kernel_ms);
+			mesh_cluster_gpu(mesh, grid, lm, &kernel_ms);
 #endif
-			}
-			else
-				mesh_cluster_cpu(mesh, grid, lm);
-			timing.simplify_ms += elapsed_ms(now);
-			level_mesh = mesh_view(lm.positions, lm.triangles, lm.attributes, mesh.nattributes);
-
-			/* samples at most half a cell apart: sub-triangles small beside the level's triangles */
-			const double spacing = (grid.hi[0] - grid.lo[0]) / (double) grid.n[0] / 2;
-
-			now = std::chrono::steady_clock::now();
-			if (device == GEOACC_DEVICE_GPU)
-			{
-#ifdef GEOACC_WITH_CUDA
-				mesh_distance_gpu(mesh, level_mesh, grid, spacing, &out.measured[l], &out.bound[l], &kernel_ms);
-#endif
-			}
-			else
-				mesh_distance_cpu(mesh, level_mesh, grid, spacing, &out.measured[l], &out.bound[l]);
-			timing.error_ms += elapsed_ms(now);
-			timing.kernel_ms += kernel_ms;
 		}
+		else
+			mesh_cluster_cpu(mesh, grid, lm);
+		timing.simplify_ms += elapsed_ms(now);
+
+		const GeoaccMesh level_mesh = mesh_view(lm.positions, lm.triangles, lm.attributes, mesh.nattributes);
+
 		out.triangles[l] = level_mesh.ntriangles;
 		now = std::chrono::steady_clock::now();
 		clip_level(device, level_mesh, extent, level);
 		timing.clip_ms += elapsed_ms(now);
+
+		/*
+		 * A cluster's triangle can reach a tile where the full mesh has
+		 * nothing: that piece is left out (no leaf would ever replace it),
+		 * and the error is measured to what the level then shows.
+		 */
+		std::vector<double> shown_positions;
+		std::vector<uint32_t> shown_triangles;
+		std::vector<float> no_attributes;
+		bool		dropped = false;
+
+		for (size_t i = 0; i < level.tiles.size(); i++)
+			if (level.tiles[i].content && !covered[l][i])
+			{
+				geoacc_mesh_result_free(&level.tiles[i].mesh);
+				level.tiles[i].content = false;
+				dropped = true;
+			}
+		if (dropped)
+			for (const Tile &tile : level.tiles)
+				if (tile.content)
+				{
+					const uint32_t first = (uint32_t) (shown_positions.size() / 3);
+
+					shown_positions.insert(shown_positions.end(), tile.mesh.positions,
+										   tile.mesh.positions + (size_t) tile.mesh.nvertices * 3);
+					for (size_t i = 0; i < (size_t) tile.mesh.ntriangles * 3; i++)
+						shown_triangles.push_back(first + tile.mesh.triangles[i]);
+				}
+
+		const GeoaccMesh shown = dropped ? mesh_view(shown_positions, shown_triangles, no_attributes, 0) : level_mesh;
+
+		/* samples at most half a cell apart: sub-triangles small beside the level's triangles */
+		const double spacing = (grid.hi[0] - grid.lo[0]) / (double) grid.n[0] / 2;
+
+		now = std::chrono::steady_clock::now();
+		if (device == GEOACC_DEVICE_GPU)
+		{
+#ifdef GEOACC_WITH_CUDA
+			mesh_distance_gpu(mesh, shown, grid, spacing, &out.measured[l], &out.bound[l], &kernel_ms);
+#endif
+		}
+		else
+			mesh_distance_cpu(mesh, shown, grid, spacing, &out.measured[l], &out.bound[l]);
+		timing.error_ms += elapsed_ms(now);
+		timing.kernel_ms += kernel_ms;
 	}
 
 	/*

@@ -121,6 +121,20 @@ SELECT round((j ->> 'geometricError')::numeric, 2) AS tileset_error, round((j #>
 	round((j #>> '{root,children,0,geometricError}')::numeric, 2) AS level_1_error, j #> '{root,content}' IS NULL AS root_empty
 FROM ts;
 
+-- a clustered triangle can reach a tile where the full mesh has nothing (here the clusters of levels 1 and 2
+-- stretch three triangles over tiles that no leaf fills): that content is left out, so every leaf is at the last level
+WITH RECURSIVE ts AS (SELECT convert_from(content, 'UTF8')::jsonb AS j
+	FROM gpu_mesh_tileset('TIN Z (((38.6 12.8 23.8,16.9 73.2 76.9,16.3 48.1 36.7,38.6 12.8 23.8)),
+		((35.0 4.3 0.4,9.2 99.1 11.6,90.4 74.2 27.0,35.0 4.3 0.4)),((60.8 82.6 66.5,3.3 99.4 94.6,73.8 64.1 28.4,60.8 82.6 66.5)))',
+		4, cells => 1)
+	WHERE path = 'tileset.json'),
+tree(tile, level) AS (SELECT j -> 'root', 0 FROM ts UNION ALL
+	SELECT c, level + 1 FROM tree, jsonb_array_elements(tile -> 'children') c)
+SELECT count(*) FILTER (WHERE tile -> 'children' IS NULL) AS leaves,
+	count(*) FILTER (WHERE tile -> 'children' IS NULL AND (level <> 3 OR (tile ->> 'geometricError')::float8 <> 0))
+		AS leaves_above_the_last_level
+FROM tree;
+
 -- bad input
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 0);
 SELECT * FROM terrain, gpu_mesh_tileset(mesh, 11);
