@@ -70,9 +70,9 @@ int			current_device = -1;
 /*
  * Each thread's stack, which CUDA reserves for every thread the device can
  * hold (1 KiB by default; 256 B leaves about 200 MiB less in a context on an
- * H100).  The
- * deepest stack frame of geoacc's kernels is 40 bytes, none recurses, and
- * the driver grows the limit for a kernel launched with a larger need.
+ * H100).  No kernel recurses, so each one's need is known when it is
+ * built, and the driver grows the limit for a kernel launched with a larger
+ * one (the tileset's error sampling: about 3 KiB) and keeps it.
  */
 constexpr size_t THREAD_STACK_BYTES = 256;
 
