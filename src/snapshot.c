@@ -1151,8 +1151,8 @@ static struct
 {
 	uint32		width;
 	uint32		height;
-	GeoaccHeatmapArgs args;		/* colormap and scale in TopMemoryContext */
-	bytea	   *png;			/* NULL: none kept */
+	GeoaccHeatmapArgs args;		/* colormap and scale in png's block, after it */
+	bytea	   *png;			/* in TopMemoryContext; NULL: none kept */
 } EmptyTile;
 
 static bool
@@ -1176,6 +1176,7 @@ EmptyTilePng(const GeoaccDensityGrid *grid, const GeoaccHeatmapArgs *args)
 	bytea	   *kept;
 	char	   *colormap;
 	char	   *scale;
+	size_t		colormap_bytes;
 
 	if (EmptyTile.png != NULL && EmptyTile.width == grid->width && EmptyTile.height == grid->height &&
 		SameHeatmapArgs(&EmptyTile.args, args))
@@ -1190,17 +1191,19 @@ EmptyTilePng(const GeoaccDensityGrid *grid, const GeoaccHeatmapArgs *args)
 	png = GeoaccHeatmapPng(&band, args);	/* may raise an ERROR: nothing kept then */
 	pfree(zeros);
 
-	/* the copies first, so that an ERROR on the way leaves the entry kept before whole */
-	kept = MemoryContextAlloc(TopMemoryContext, VARSIZE(png));
+	/*
+	 * one block for the PNG and its arguments' strings, allocated before the
+	 * entry kept is touched: an ERROR on the way leaves that entry whole
+	 */
+	colormap_bytes = strlen(args->colormap) + 1;
+	kept = MemoryContextAlloc(TopMemoryContext, VARSIZE(png) + colormap_bytes + strlen(args->scale) + 1);
 	memcpy(kept, png, VARSIZE(png));
-	colormap = MemoryContextStrdup(TopMemoryContext, args->colormap);
-	scale = MemoryContextStrdup(TopMemoryContext, args->scale);
+	colormap = (char *) kept + VARSIZE(png);
+	memcpy(colormap, args->colormap, colormap_bytes);
+	scale = colormap + colormap_bytes;
+	strcpy(scale, args->scale);
 	if (EmptyTile.png != NULL)
-	{
 		pfree(EmptyTile.png);
-		pfree((char *) EmptyTile.args.colormap);
-		pfree((char *) EmptyTile.args.scale);
-	}
 	EmptyTile.args = *args;
 	EmptyTile.args.colormap = colormap;
 	EmptyTile.args.scale = scale;
