@@ -5,19 +5,16 @@
  * the point and the interpolated samples of its incoming segment to the
  * integer counts or fixed-point sums with atomicAdd (the paper's
  * write-after-write hazard; with integers the result does not depend on the
- * order), the adds of a warp to one cell summed first.  Convolution: one
- * thread per output cell gathers its k x k neighbourhood from a tile of
- * cells in shared memory, with the weights in constant memory.  Both work
- * on bands of rows and batches of points sized to the device-memory cap.
+ * order).  Convolution: one thread per output cell gathers its k x k
+ * neighbourhood from a tile of cells in shared memory, with the weights in
+ * constant memory.  Both work on bands of rows and batches of points sized
+ * to the device-memory cap.
  */
 #include "density_raster.cuh"
 
 #include <algorithm>
 #include <memory>
 #include <vector>
-
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
 
 namespace geoacc
 {
@@ -48,27 +45,6 @@ atomic_add_cell(int64_t *cell, int64_t amount)
 	atomicAdd(reinterpret_cast<unsigned long long *>(cell), (unsigned long long) amount);
 }
 
-/*
- * The adds of a warp's threads that meet here, one atomic per cell: the
- * amounts of the threads adding to the same cell summed first.  Points in
- * curve order fall in few cells of a coarse grid (a map tile at a low zoom),
- * where atomics to one address serialise.  The amounts are not negative and
- * a group's sum is at most its cell's total, so it cannot overflow where
- * the cell does not; integer sums do not depend on the grouping.
- */
-template <class T>
-__device__ void
-atomic_add_cell_grouped(T *cell, T amount)
-{
-	namespace cg = cooperative_groups;
-	const cg::coalesced_group active = cg::coalesced_threads();
-	const cg::coalesced_group same = cg::labeled_partition(active, reinterpret_cast<unsigned long long>(cell));
-	const T		total = cg::reduce(same, amount, cg::plus<T>());
-
-	if (same.thread_rank() == 0)
-		atomic_add_cell(cell, total);
-}
-
 /* Cells of the grid rows [row_first, row_end), kept at cells[(row - row_first) * columns]. */
 template <class T>
 struct BandCells
@@ -81,7 +57,7 @@ struct BandCells
 	__device__ void operator()(uint32_t row, uint32_t column, T amount) const
 	{
 		if (row >= row_first && row < row_end)
-			atomic_add_cell_grouped(cells + (size_t) (row - row_first) * columns + column, amount);
+			atomic_add_cell(cells + (size_t) (row - row_first) * columns + column, amount);
 	}
 };
 
